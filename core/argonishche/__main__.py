@@ -1,0 +1,7 @@
+"""``python -m argonishche``: the same as the ``argonishche`` command."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,79 @@
+"""The Python face of the C driver: one C call per hash, with kernel tables already chosen.
+
+No selection and no validation happens here (see :mod:`argonishche.registry` and
+:mod:`argonishche.params`); this is the shortest path from checked parameters to the C code, used
+by the public API and by the self-test alike.
+"""
+
+from __future__ import annotations
+
+from ._core import ffi, lib
+from .errors import ArgonishcheMemoryError, HashingError, ParameterError
+
+#: RFC 9106 type codes y, as the C driver numbers them.
+TYPE_CODES = {"d": lib.ARGONISHCHE_ARGON2D, "i": lib.ARGONISHCHE_ARGON2I,
+              "id": lib.ARGONISHCHE_ARGON2ID}
+
+
+def memory_size(memory_cost: int, parallelism: int) -> int:
+    """Bytes of work memory one hash uses: m' = 4p * floor(m / 4p) blocks of 1 KiB."""
+    return lib.argonishche_argon2_memory_size(memory_cost, parallelism)
+
+
+def argon2(argon2_table, blake2b_table, *, type: str, version: int, time_cost: int,
+           memory_cost: int, parallelism: int, threads: int, password, salt, secret,
+           associated_data, hash_len: int) -> bytes:
+    """The raw Argon2 tag.  Buffers are any C-contiguous bytes-like objects."""
+    tag = bytearray(hash_len)
+    # from_buffer keeps each Python buffer alive and unmoved for the duration of the call.
+    password_c, salt_c, secret_c, ad_c, tag_c = (
+        ffi.from_buffer(b) for b in (password, salt, secret, associated_data, tag))
+    request = ffi.new("argonishche_argon2_request *", {
+        "type": TYPE_CODES[type], "version": version, "time_cost": time_cost,
+        "memory_cost": memory_cost, "lanes": parallelism, "threads": threads,
+        "password": password_c, "password_len": len(password_c),
+        "salt": salt_c, "salt_len": len(salt_c),
+        "secret": secret_c, "secret_len": len(secret_c),
+        "associated_data": ad_c, "associated_data_len": len(ad_c),
+        "tag": tag_c, "tag_len": hash_len,
+    })
+    status = lib.argonishche_argon2_hash(argon2_table, blake2b_table, request)
+    if status == lib.ARGONISHCHE_OK:
+        return bytes(tag)
+    if status == lib.ARGONISHCHE_ERR_NO_MEMORY:
+        size = memory_size(memory_cost, parallelism)
+        raise ArgonishcheMemoryError(
+            f"could not allocate {size} bytes ({size / 2**20:.1f} MiB) of Argon2 work memory "
+            f"for memory_cost={memory_cost} KiB, parallelism={parallelism}")
+    if status == lib.ARGONISHCHE_ERR_PARAMETER:
+        raise ParameterError("the C driver refused the Argon2 parameters")
+    raise HashingError(f"Argon2 driver failed with status {status}")
+
+
+def new_blake2b_state(table, digest_size: int, key, salt, person):
+    """An initialised BLAKE2b state (cdata) hashing with *table*'s compression function."""
+    state = ffi.new("argonishche_blake2b_state *")
+    key_c, salt_c, person_c = ffi.from_buffer(key), ffi.from_buffer(salt), ffi.from_buffer(person)
+    status = lib.argonishche_blake2b_init(state, table, digest_size, key_c, len(key_c),
+                                          salt_c, len(salt_c), person_c, len(person_c))
+    if status != lib.ARGONISHCHE_OK:
+        raise ParameterError("the C driver refused the BLAKE2b parameters")
+    if key_c:
+        # The buffered key block is secret: wipe it in C when the state is collected.
+        state = ffi.gc(state, wipe_state)
+    return state
+
+
+def wipe_state(state) -> None:
+    lib.argonishche_secure_wipe(state, ffi.sizeof("argonishche_blake2b_state"))
+
+
+def blake2b_update(state, data) -> None:
+    buffer = ffi.from_buffer(data)
+    lib.argonishche_blake2b_update(state, buffer, len(buffer))
+
+
+def blake2b_digest(state) -> bytes:
+    out = ffi.new("uint8_t[]", state.digest_size)
+    lib.argonishche_blake2b_final(state, out)
+    return ffi.buffer(out)[:]

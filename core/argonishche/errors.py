@@ -1,0 +1,44 @@
+"""The exceptions argonishche raises.
+
+Every error the library raises on purpose derives from :class:`ArgonishcheError`, so callers can
+catch one class. Bad input is also a :class:`ValueError` (a wrong type is a :class:`TypeError` as
+well), matching what argon2-cffi and hashlib users already catch.
+"""
+
+from __future__ import annotations
+
+
+class ArgonishcheError(Exception):
+    """Base class of every error argonishche raises on purpose."""
+
+
+class ParameterError(ArgonishcheError, ValueError):
+    """A parameter is outside its allowed range; the message names it and the range."""
+
+
+class ParameterTypeError(ParameterError, TypeError):
+    """A parameter has the wrong type (both a ValueError and a TypeError)."""
+
+
+class InvalidHashError(ArgonishcheError, ValueError):
+    """An encoded hash string is malformed or uses an unsupported variant."""
+
+
+class VerificationError(ArgonishcheError):
+    """Verification failed (base class of :class:`VerifyMismatchError`)."""
+
+
+class VerifyMismatchError(VerificationError):
+    """The password (or secret / associated data) does not match the hash."""
+
+
+class BackendError(ArgonishcheError, RuntimeError):
+    """No usable kernel backend, or a forced / requested backend cannot be used."""
+
+
+class HashingError(ArgonishcheError, RuntimeError):
+    """The C driver reported a failure (for example, a thread could not be started)."""
+
+
+class ArgonishcheMemoryError(ArgonishcheError, MemoryError):
+    """The Argon2 work memory could not be allocated; the message gives the size asked for."""

@@ -1,0 +1,72 @@
+"""The plugin interface of argonishche: every hook a plugin may implement, and what it registers.
+
+Plugins are found through the ``argonishche`` entry-point group, one entry point per plugin::
+
+    [project.entry-points.argonishche]
+    mykernels = "mypkg.plugin"          # a module, or an object, with @hookimpl functions
+
+The built-in backends (``ref``, ...) are registered exactly this way by argonishche's own
+distribution.  Hooks run once, while the registry starts up, never per hash: a hook *registers*
+descriptors through a callback, and the registry then checks the CPU, loads the compiled module,
+checks its kernel ABI and runs known-answer tests before anything is selected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import pluggy
+
+PROJECT_NAME = "argonishche"
+
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+#: Decorate plugin functions with this, e.g. ``@argonishche.hookimpl``.
+hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+#: CPU feature names a backend may require, as /proc/cpuinfo and py-cpuinfo spell them.
+CPU_FEATURE_NAMES = ("sse2", "ssse3", "sse4_1", "avx", "avx2", "avx512f", "avx512vl", "avx512bw")
+
+
+@dataclass(frozen=True)
+class Backend:
+    """A kernel backend: a compiled module of BLAKE2b and Argon2 kernels for one instruction set.
+
+    :param name: unique short name users force with ``ARGONISHCHE_BACKEND`` (``[a-z0-9_]+``).
+    :param description: one line for ``info``, e.g. ``"AVX2, 256-bit vectors"``.
+    :param kernel_module: dotted name of the compiled module built with
+        :func:`argonishche.build.backend_ffibuilder`; imported only after the CPU check passed.
+    :param cpu_features: CPU features every kernel needs (names from :data:`CPU_FEATURE_NAMES`).
+    :param priority: higher wins when several backends pass their checks; the built-in ladder
+        uses ref=0, sse2=10, ssse3=20, sse41=30, avx2=40.
+    """
+
+    name: str
+    description: str
+    kernel_module: str
+    cpu_features: frozenset[str] = field(default_factory=frozenset)
+    priority: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.name or not all(c.isascii() and (c.isalnum() or c == "_") for c in self.name):
+            raise ValueError(f"backend name {self.name!r} must be [A-Za-z0-9_]+")
+        object.__setattr__(self, "name", self.name.lower())
+        object.__setattr__(self, "cpu_features", frozenset(self.cpu_features))
+        unknown = self.cpu_features - set(CPU_FEATURE_NAMES)
+        if unknown:
+            raise ValueError(f"backend {self.name}: unknown CPU features {sorted(unknown)}; "
+                             f"known: {', '.join(CPU_FEATURE_NAMES)}")
+
+
+@hookspec
+def argonishche_register_backends(register: Callable[[Backend], None]) -> None:
+    """Register zero, one or several kernel backends.
+
+    Called once when the registry starts (on the first hash, or on ``argonishche.backends()``).
+    A hook that raises, or registers something invalid, is recorded against its distribution and
+    shown by ``python -m argonishche info``; the other plugins keep working.
+
+    :param register: call ``register(Backend(...))`` for each backend this plugin provides.
+
+    Implemented by: backend plugins (the built-in ``argonishche_backends`` and third-party wheels).
+    """

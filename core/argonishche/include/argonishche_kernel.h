@@ -1,0 +1,85 @@
+/*
+ * argonishche_kernel.h - the contract between the argonishche core and a kernel backend.
+ *
+ * The core owns everything that is the same on every CPU: the Argon2 driver (H0, H', reference
+ * indexing, segments, passes, lane threads, memory) and BLAKE2b's init/update/final.  A backend owns
+ * only the two inner loops whose speed depends on the instruction set:
+ *
+ *   - the BLAKE2b compression function F (RFC 7693 section 3.2), and
+ *   - the Argon2 compression function G applied to one 1 KiB block (RFC 9106 section 3.5).
+ *
+ * A backend is a compiled Python module (built with cffi, see argonishche.build) that exports
+ *
+ *     const void *argonishche_kernels(void);      returns a const argonishche_kernel_table *
+ *     #define ARGONISHCHE_KERNEL_ABI ...           the ABI the module was compiled against
+ *
+ * and a pluggy plugin that registers a descriptor naming that module and the CPU features its
+ * kernels need.  The core checks the CPU first, then the ABI number, then runs known-answer tests,
+ * and only then calls the kernels through these function pointers; nothing else runs per block.
+ *
+ * Rules a backend must keep:
+ *   1. Importing the module and calling argonishche_kernels() must be safe on ANY x86-64 CPU.
+ *      Enable the instruction set on the kernel functions only (#pragma GCC target(...) or
+ *      __attribute__((target(...)))), never with -m flags on the whole module: cffi's glue and the
+ *      module's init code would then be compiled for that ISA too and could fault at import.
+ *   2. Kernels are pure functions of their arguments: no globals, no allocation, no locks.  The core
+ *      calls them concurrently from one thread per Argon2 lane.
+ *   3. Blocks passed to argon2_fill_block are 64-byte aligned; BLAKE2b input is not aligned.
+ *   4. Bump nothing here without bumping ARGONISHCHE_KERNEL_ABI: the core refuses a table whose
+ *      abi_version differs from its own, so a stale plugin wheel fails loudly instead of corrupting.
+ */
+#ifndef ARGONISHCHE_KERNEL_H
+#define ARGONISHCHE_KERNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ARGONISHCHE_KERNEL_ABI 1
+
+#define ARGONISHCHE_BLOCK_BYTES 1024   /* one Argon2 memory block */
+#define ARGONISHCHE_BLOCK_WORDS 128    /* ... as little-endian 64-bit words */
+#define ARGONISHCHE_BLAKE2B_BLOCK_BYTES 128
+
+typedef struct argonishche_block {
+    uint64_t v[ARGONISHCHE_BLOCK_WORDS];
+} argonishche_block;
+
+/*
+ * BLAKE2b compression F over `nblocks` consecutive 128-byte blocks.
+ * Before each block the 128-bit byte counter t (t[0] low, t[1] high) is increased by `increment`;
+ * `final_flag` is the f0 word (0, or all ones for the last block).  The core passes several blocks
+ * only with increment 128 and final_flag 0, and the last block of a message alone, with its own
+ * byte count as increment: so a kernel may keep h in registers across a run of full blocks.
+ */
+typedef void (*argonishche_blake2b_compress_fn)(uint64_t h[8], uint64_t t[2],
+                                                const uint8_t *blocks, size_t nblocks,
+                                                uint64_t increment, uint64_t final_flag);
+
+/*
+ * Argon2 compression G (RFC 9106 section 3.5): next = G(prev, ref), or, when xor_into_next is
+ * nonzero (version 0x13 after the first pass), next = G(prev, ref) XOR next.
+ * `next` never aliases `prev` or `ref`; `prev` and `ref` may be the same block.
+ */
+typedef void (*argonishche_argon2_fill_block_fn)(argonishche_block *next,
+                                                 const argonishche_block *prev,
+                                                 const argonishche_block *ref,
+                                                 int xor_into_next);
+
+typedef struct argonishche_kernel_table {
+    uint32_t abi_version;   /* ARGONISHCHE_KERNEL_ABI as the backend was built */
+    uint32_t table_size;    /* sizeof(argonishche_kernel_table) as the backend was built */
+    argonishche_blake2b_compress_fn blake2b_compress;     /* required */
+    argonishche_argon2_fill_block_fn argon2_fill_block;   /* required */
+} argonishche_kernel_table;
+
+/* The one function a backend module exports: its table, as a const argonishche_kernel_table *. */
+const void *argonishche_kernels(void);
+
+/* Define a backend's table and its exported accessor in one line. */
+#define ARGONISHCHE_DEFINE_KERNELS(compress, fill_block)                                    \
+    static const argonishche_kernel_table argonishche_kernel_table_instance = {             \
+        ARGONISHCHE_KERNEL_ABI, (uint32_t)sizeof(argonishche_kernel_table), compress,       \
+        fill_block};                                                                        \
+    const void *argonishche_kernels(void) { return &argonishche_kernel_table_instance; }
+
+#endif /* ARGONISHCHE_KERNEL_H */

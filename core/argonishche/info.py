@@ -1,0 +1,91 @@
+"""The runtime report behind ``python -m argonishche info`` (modelled on numpy.show_runtime)."""
+
+from __future__ import annotations
+
+import dataclasses
+import platform
+import sys
+
+from . import cpu, registry
+from .errors import ArgonishcheError
+
+
+def collect(*, cpuinfo: bool = True) -> dict:
+    """Everything ``info`` shows, as plain data (the ``--json`` form).
+
+    :param cpuinfo: also ask py-cpuinfo (about 1 s) for the brand and its flags, as a
+        cross-check of the in-process probe.
+    """
+    reg = registry.get()
+    report = {
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "cpu": {
+            "probed": sorted(cpu.probed_features()),
+            "usable": sorted(cpu.features()),
+            "disabled_by_env": sorted(cpu.disabled_features()),
+        },
+        "backends": [dataclasses.asdict(b) for b in reg.report()],
+        "selected": {},
+        "forced": reg.forced,
+        "disabled_backends": sorted(reg.disabled),
+        "error": str(reg.selection_error) if reg.selection_error else None,
+    }
+    for algorithm in registry.ALGORITHMS:
+        try:
+            report["selected"][algorithm] = reg.selected_name(algorithm)
+        except ArgonishcheError:
+            report["selected"][algorithm] = None
+    if cpuinfo:
+        try:
+            flags, brand = cpu.cpuinfo_flags()
+        except Exception as exc:  # noqa: BLE001 - a report must not fail on its second opinion
+            report["cpu"]["py_cpuinfo"] = {"error": repr(exc)}
+        else:
+            known = set(cpu.CPU_FEATURE_NAMES)
+            probed = cpu.probed_features()
+            report["cpu"]["brand"] = brand
+            report["cpu"]["py_cpuinfo"] = {
+                "flags": sorted(flags & known),
+                # /proc/cpuinfo shows the host; under an emulator, or with AVX state disabled
+                # by the OS, it claims more than the CPU running us can do.
+                "only_in_py_cpuinfo": sorted((flags & known) - probed),
+                "only_in_probe": sorted(probed - flags),
+            }
+    return report
+
+
+def render(report: dict) -> str:
+    """The human-readable form of :func:`collect`'s report."""
+    cpu_report = report["cpu"]
+    lines = [f"argonishche on Python {report['python']}, {report['platform']}"]
+    if "brand" in cpu_report:
+        lines.append(f"CPU: {cpu_report['brand']}")
+    lines.append(f"CPU features (CPUID/XGETBV in-process): {' '.join(cpu_report['probed'])}")
+    if cpu_report["disabled_by_env"]:
+        lines.append(f"  hidden by {cpu.DISABLE_ENV}: {' '.join(cpu_report['disabled_by_env'])}")
+    cross = cpu_report.get("py_cpuinfo")
+    if cross and "error" in cross:
+        lines.append(f"py-cpuinfo: failed: {cross['error']}")
+    elif cross:
+        lines.append(f"py-cpuinfo flags (reads /proc/cpuinfo): {' '.join(cross['flags'])}")
+        if cross["only_in_py_cpuinfo"]:
+            lines.append("  not confirmed by the probe (emulated CPU or OS-disabled state?): "
+                         + " ".join(cross["only_in_py_cpuinfo"]))
+    lines.append("")
+    lines.append("Backends (best first):")
+    for b in report["backends"]:
+        needs = ",".join(b["cpu_features"]) or "-"
+        test = f"{b['selftest_ms']:.2f} ms" if b["selftest_ms"] is not None else "-"
+        lines.append(f"  {b['name']:<10} {b['state']:<16} prio {b['priority']:<4} needs {needs:<14}"
+                     f" self-test {test:<9} {b['distribution']}")
+        if b["reason"]:
+            lines.append(f"  {'':<10} reason: {b['reason']}")
+    lines.append("")
+    for algorithm, name in report["selected"].items():
+        lines.append(f"Selected for {algorithm}: {name or 'none'}")
+    if report["forced"]:
+        lines.append(f"Forced by {registry.FORCE_ENV}={report['forced']}")
+    if report["error"]:
+        lines.append(f"ERROR: {report['error']}")
+    return "\n".join(lines)

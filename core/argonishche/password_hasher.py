@@ -1,0 +1,57 @@
+"""PasswordHasher: hash, verify and check_needs_rehash with the semantics argon2-cffi users know."""
+
+from __future__ import annotations
+
+import os
+
+from .argon2 import argon2_hash_encoded, argon2_verify, params_of
+from .errors import InvalidHashError
+from .params import MIN_SALT_LEN, UINT32_MAX, Argon2Params, integer
+
+
+class PasswordHasher:
+    """High-level password hashing with a random salt and PHC strings.
+
+    Defaults are RFC 9106's second recommended option (Argon2id, t=3, m=64 MiB, p=4), the same
+    as argon2-cffi's.  ``verify`` reads type and costs from the hash itself, so hashes made with
+    older settings still verify; ``check_needs_rehash`` tells when to re-hash them.
+    """
+
+    def __init__(self, time_cost: int = 3, memory_cost: int = 65536, parallelism: int = 4,
+                 hash_len: int = 32, salt_len: int = 16, type="id") -> None:
+        self._params = Argon2Params.check(type=type, version=0x13, time_cost=time_cost,
+                                          memory_cost=memory_cost, parallelism=parallelism,
+                                          hash_len=hash_len)
+        self.salt_len = integer("salt_len", salt_len, MIN_SALT_LEN, UINT32_MAX)
+
+    time_cost = property(lambda self: self._params.time_cost)
+    memory_cost = property(lambda self: self._params.memory_cost)
+    parallelism = property(lambda self: self._params.parallelism)
+    hash_len = property(lambda self: self._params.hash_len)
+    type = property(lambda self: self._params.type)
+
+    def __repr__(self) -> str:
+        p = self._params
+        return (f"PasswordHasher(time_cost={p.time_cost}, memory_cost={p.memory_cost}, "
+                f"parallelism={p.parallelism}, hash_len={p.hash_len}, "
+                f"salt_len={self.salt_len}, type={p.type.label!r})")
+
+    def hash(self, password, *, salt=None) -> str:
+        """A PHC string for *password* (str is UTF-8 encoded) with a fresh random salt."""
+        p = self._params
+        return argon2_hash_encoded(
+            password, os.urandom(self.salt_len) if salt is None else salt, type=p.type,
+            time_cost=p.time_cost, memory_cost=p.memory_cost, parallelism=p.parallelism,
+            hash_len=p.hash_len, version=p.version)
+
+    def verify(self, hash, password) -> bool:  # noqa: A002 - argon2-cffi's parameter name
+        """True, or VerifyMismatchError / InvalidHashError; the costs come from *hash*."""
+        return argon2_verify(hash, password)
+
+    def check_needs_rehash(self, hash) -> bool:  # noqa: A002
+        """True if *hash* was made with parameters other than this hasher's."""
+        params, salt, _ = params_of(hash)
+        return params != self._params or len(salt) != self.salt_len
+
+
+__all__ = ["PasswordHasher", "InvalidHashError"]

@@ -1,0 +1,349 @@
+/*
+ * argon2.c - the Argon2 driver of RFC 9106, written once for every backend.
+ *
+ * H0 (section 3.2), H' (section 3.3), the memory layout and reference indexing (sections 3.4 and
+ * 3.4.1/3.4.2), passes, slices and the final tag.  The only ISA-specific work, the compression G of
+ * one block and BLAKE2b's F, is called through the backend's kernel table.  Lanes of one slice are
+ * independent, so `threads` C threads fill them and meet at a barrier after every slice.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "argonishche_constants.h"
+#include "argonishche_core.h"
+
+#define SYNC_POINTS 4              /* slices per pass */
+#define ADDRESSES_PER_BLOCK 128    /* J1/J2 pairs one address block yields */
+
+typedef struct argon2_instance {
+    argonishche_block *memory;
+    argonishche_argon2_fill_block_fn fill_block;
+    uint32_t type, version, passes, lanes;
+    uint32_t lane_length;          /* q = m' / p */
+    uint32_t segment_length;       /* q / 4 */
+} argon2_instance;
+
+/* ---- BLAKE2b helpers with the backend's F --------------------------------------------------- */
+
+static void blake2b_simple(const argonishche_kernel_table *k, uint8_t *out, size_t out_len,
+                           const uint8_t *prefix, size_t prefix_len, const uint8_t *in,
+                           size_t in_len) {
+    argonishche_blake2b_state state;
+    argonishche_blake2b_init(&state, k, out_len, NULL, 0, NULL, 0, NULL, 0);
+    argonishche_blake2b_update(&state, prefix, prefix_len);
+    argonishche_blake2b_update(&state, in, in_len);
+    argonishche_blake2b_final(&state, out);
+    argonishche_secure_wipe(&state, sizeof state);
+}
+
+/* H' of RFC 9106 section 3.3: BLAKE2b extended to any output length by chaining 64-byte
+ * digests and keeping the first 32 bytes of each. */
+static void blake2b_long(const argonishche_kernel_table *k, uint8_t *out, size_t out_len,
+                         const uint8_t *in, size_t in_len) {
+    uint8_t length_le[4], v[64];
+    argonishche_store32_le(length_le, (uint32_t)out_len);
+    if (out_len <= 64) {
+        blake2b_simple(k, out, out_len, length_le, 4, in, in_len);
+        return;
+    }
+    blake2b_simple(k, v, 64, length_le, 4, in, in_len);
+    memcpy(out, v, 32);
+    out += 32;
+    out_len -= 32;
+    while (out_len > 64) {
+        blake2b_simple(k, v, 64, NULL, 0, v, 64);
+        memcpy(out, v, 32);
+        out += 32;
+        out_len -= 32;
+    }
+    blake2b_simple(k, v, out_len, NULL, 0, v, 64);
+    memcpy(out, v, out_len);
+    argonishche_secure_wipe(v, sizeof v);
+}
+
+static void update_le32(argonishche_blake2b_state *state, uint32_t value) {
+    uint8_t le[4];
+    argonishche_store32_le(le, value);
+    argonishche_blake2b_update(state, le, 4);
+}
+
+static void update_length_prefixed(argonishche_blake2b_state *state, const uint8_t *data,
+                                   size_t len) {
+    update_le32(state, (uint32_t)len);
+    argonishche_blake2b_update(state, data, len);
+}
+
+/* H0 of RFC 9106 section 3.2, with room for the two LE32 words appended for the first blocks. */
+static void initial_hash(const argonishche_kernel_table *k, const argonishche_argon2_request *r,
+                         uint8_t h0[72]) {
+    argonishche_blake2b_state state;
+    argonishche_blake2b_init(&state, k, 64, NULL, 0, NULL, 0, NULL, 0);
+    update_le32(&state, r->lanes);
+    update_le32(&state, (uint32_t)r->tag_len);
+    update_le32(&state, r->memory_cost);
+    update_le32(&state, r->time_cost);
+    update_le32(&state, r->version);
+    update_le32(&state, r->type);
+    update_length_prefixed(&state, r->password, r->password_len);
+    update_length_prefixed(&state, r->salt, r->salt_len);
+    update_length_prefixed(&state, r->secret, r->secret_len);
+    update_length_prefixed(&state, r->associated_data, r->associated_data_len);
+    argonishche_blake2b_final(&state, h0);
+    argonishche_secure_wipe(&state, sizeof state);
+}
+
+static void load_block(argonishche_block *dst, const uint8_t bytes[ARGONISHCHE_BLOCK_BYTES]) {
+    for (int i = 0; i < ARGONISHCHE_BLOCK_WORDS; i++)
+        dst->v[i] = argonishche_load64_le(bytes + 8 * i);
+}
+
+/* B[i][0] and B[i][1] = H'^1024(H0 || LE32(0 or 1) || LE32(i)). */
+static void fill_first_blocks(const argonishche_kernel_table *k, const argon2_instance *inst,
+                              uint8_t h0[72]) {
+    uint8_t bytes[ARGONISHCHE_BLOCK_BYTES];
+    for (uint32_t lane = 0; lane < inst->lanes; lane++) {
+        argonishche_store32_le(h0 + 68, lane);
+        for (uint32_t column = 0; column < 2; column++) {
+            argonishche_store32_le(h0 + 64, column);
+            blake2b_long(k, bytes, sizeof bytes, h0, 72);
+            load_block(&inst->memory[(size_t)lane * inst->lane_length + column], bytes);
+        }
+    }
+    argonishche_secure_wipe(bytes, sizeof bytes);
+}
+
+/* ---- Filling ------------------------------------------------------------------------------- */
+
+/* Section 3.4.1.2: the next J1/J2 pairs for data-independent addressing are
+ * G(ZERO, G(ZERO, input)) with the input block's counter advanced first. */
+static void next_addresses(const argon2_instance *inst, argonishche_block *address,
+                           argonishche_block *input, const argonishche_block *zero) {
+    input->v[6]++;
+    inst->fill_block(address, zero, input, 0);
+    inst->fill_block(address, zero, address, 0);
+}
+
+/* Section 3.4.2: map J1 onto the blocks this position may reference, biased toward recent ones. */
+static uint32_t reference_index(const argon2_instance *inst, uint32_t pass, uint32_t slice,
+                                 uint32_t index, uint32_t j1, int same_lane) {
+    uint32_t segment = inst->segment_length;
+    uint32_t area; /* |W|: blocks finished and not overwritten-in-progress */
+    if (pass == 0) {
+        if (slice == 0)
+            area = index - 1;
+        else if (same_lane)
+            area = slice * segment + index - 1;
+        else
+            area = slice * segment - (index == 0 ? 1 : 0);
+    } else {
+        if (same_lane)
+            area = inst->lane_length - segment + index - 1;
+        else
+            area = inst->lane_length - segment - (index == 0 ? 1 : 0);
+    }
+    uint64_t x = ((uint64_t)j1 * j1) >> 32;
+    uint64_t y = ((uint64_t)area * x) >> 32;
+    uint32_t relative = area - 1 - (uint32_t)y;
+    /* After the first pass, W starts just after the current segment and wraps. */
+    uint32_t start = (pass != 0 && slice != SYNC_POINTS - 1) ? (slice + 1) * segment : 0;
+    return (uint32_t)(((uint64_t)start + relative) % inst->lane_length);
+}
+
+static void fill_segment(const argon2_instance *inst, uint32_t pass, uint32_t slice,
+                         uint32_t lane) {
+    _Alignas(64) argonishche_block address, input, zero;
+    const int data_independent =
+        inst->type == ARGONISHCHE_ARGON2I ||
+        (inst->type == ARGONISHCHE_ARGON2ID && pass == 0 && slice < SYNC_POINTS / 2);
+    const int xor_into_next = inst->version != 0x10 && pass != 0;
+    /* The first two blocks of each lane were made from H0. */
+    uint32_t first = (pass == 0 && slice == 0) ? 2 : 0;
+    argonishche_block *lane_start = inst->memory + (size_t)lane * inst->lane_length;
+
+    if (data_independent) {
+        memset(&zero, 0, sizeof zero);
+        memset(&input, 0, sizeof input);
+        input.v[0] = pass;
+        input.v[1] = lane;
+        input.v[2] = slice;
+        input.v[3] = (uint64_t)inst->lane_length * inst->lanes;
+        input.v[4] = inst->passes;
+        input.v[5] = inst->type;
+        if (first != 0) next_addresses(inst, &address, &input, &zero);
+    }
+
+    for (uint32_t i = first; i < inst->segment_length; i++) {
+        uint32_t column = slice * inst->segment_length + i;
+        uint32_t prev_column = column == 0 ? inst->lane_length - 1 : column - 1;
+        uint64_t pseudo_random;
+        if (data_independent) {
+            if (i % ADDRESSES_PER_BLOCK == 0) next_addresses(inst, &address, &input, &zero);
+            pseudo_random = address.v[i % ADDRESSES_PER_BLOCK];
+        } else {
+            pseudo_random = lane_start[prev_column].v[0];
+        }
+        uint32_t ref_lane = (pass == 0 && slice == 0)
+                                ? lane
+                                : (uint32_t)((pseudo_random >> 32) % inst->lanes);
+        uint32_t ref_column = reference_index(inst, pass, slice, i, (uint32_t)pseudo_random,
+                                              ref_lane == lane);
+        inst->fill_block(&lane_start[column], &lane_start[prev_column],
+                         &inst->memory[(size_t)ref_lane * inst->lane_length + ref_column],
+                         xor_into_next);
+    }
+}
+
+/* ---- Lane threads -------------------------------------------------------------------------- */
+
+/* A barrier whose size is fixed only after the threads are started, so that a thread that
+ * cannot be created costs speed, not correctness: its lanes go to the threads that exist. */
+typedef struct team {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    uint32_t members;      /* set when started becomes 1 */
+    uint32_t arrived;
+    uint32_t generation;
+    int started;
+    const argon2_instance *inst;
+} team;
+
+typedef struct worker {
+    team *team;
+    uint32_t id;
+} worker;
+
+static void team_barrier(team *t) {
+    pthread_mutex_lock(&t->lock);
+    uint32_t generation = t->generation;
+    if (++t->arrived == t->members) {
+        t->arrived = 0;
+        t->generation++;
+        pthread_cond_broadcast(&t->changed);
+    } else {
+        while (generation == t->generation) pthread_cond_wait(&t->changed, &t->lock);
+    }
+    pthread_mutex_unlock(&t->lock);
+}
+
+static void *work(void *arg) {
+    const worker *w = arg;
+    team *t = w->team;
+    pthread_mutex_lock(&t->lock);
+    while (!t->started) pthread_cond_wait(&t->changed, &t->lock);
+    uint32_t members = t->members;
+    pthread_mutex_unlock(&t->lock);
+
+    const argon2_instance *inst = t->inst;
+    for (uint32_t pass = 0; pass < inst->passes; pass++) {
+        for (uint32_t slice = 0; slice < SYNC_POINTS; slice++) {
+            for (uint32_t lane = w->id; lane < inst->lanes; lane += members)
+                fill_segment(inst, pass, slice, lane);
+            team_barrier(t);
+        }
+    }
+    return NULL;
+}
+
+static void fill_memory(const argon2_instance *inst, uint32_t threads) {
+    if (threads <= 1) {
+        for (uint32_t pass = 0; pass < inst->passes; pass++)
+            for (uint32_t slice = 0; slice < SYNC_POINTS; slice++)
+                for (uint32_t lane = 0; lane < inst->lanes; lane++)
+                    fill_segment(inst, pass, slice, lane);
+        return;
+    }
+    team t = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, inst};
+    pthread_t *handles = calloc(threads, sizeof *handles);
+    worker *workers = calloc(threads, sizeof *workers);
+    uint32_t started = 1; /* the calling thread is member 0 */
+    if (handles != NULL && workers != NULL) {
+        for (uint32_t i = 1; i < threads; i++) {
+            workers[started] = (worker){&t, started};
+            if (pthread_create(&handles[started], NULL, work, &workers[started]) != 0) break;
+            started++;
+        }
+    }
+    worker self = {&t, 0};
+    pthread_mutex_lock(&t.lock);
+    t.members = started;
+    t.started = 1;
+    pthread_cond_broadcast(&t.changed);
+    pthread_mutex_unlock(&t.lock);
+    work(&self);
+    for (uint32_t i = 1; i < started; i++) pthread_join(handles[i], NULL);
+    free(handles);
+    free(workers);
+    pthread_mutex_destroy(&t.lock);
+    pthread_cond_destroy(&t.changed);
+}
+
+/* ---- Entry points -------------------------------------------------------------------------- */
+
+static uint64_t block_count(uint32_t memory_cost, uint32_t lanes) {
+    /* m' = 4p * floor(m / 4p): each lane gets a whole number of segments. */
+    uint64_t per_segment = (uint64_t)memory_cost / (4ULL * lanes);
+    return per_segment * 4ULL * lanes;
+}
+
+size_t argonishche_argon2_memory_size(uint32_t memory_cost, uint32_t lanes) {
+    if (lanes == 0) return 0;
+    return (size_t)(block_count(memory_cost, lanes) * ARGONISHCHE_BLOCK_BYTES);
+}
+
+int argonishche_argon2_hash(const void *argon2_kernels, const void *blake2b_kernels,
+                            const argonishche_argon2_request *r) {
+    const argonishche_kernel_table *fill = argon2_kernels, *hash = blake2b_kernels;
+    if (r->lanes == 0 || r->lanes > 0xFFFFFF || r->time_cost == 0 || r->tag_len < 4 ||
+        r->tag_len > 0xFFFFFFFFu || (uint64_t)r->memory_cost < 8ULL * r->lanes ||
+        r->threads == 0 || r->threads > r->lanes ||
+        (r->type != ARGONISHCHE_ARGON2D && r->type != ARGONISHCHE_ARGON2I &&
+         r->type != ARGONISHCHE_ARGON2ID) ||
+        (r->version != 0x10 && r->version != 0x13))
+        return ARGONISHCHE_ERR_PARAMETER;
+
+    size_t memory_len = argonishche_argon2_memory_size(r->memory_cost, r->lanes);
+    argon2_instance inst = {
+        .fill_block = fill->argon2_fill_block,
+        .type = r->type,
+        .version = r->version,
+        .passes = r->time_cost,
+        .lanes = r->lanes,
+        .lane_length = (uint32_t)(block_count(r->memory_cost, r->lanes) / r->lanes),
+    };
+    inst.segment_length = inst.lane_length / SYNC_POINTS;
+
+    if (r->memory != NULL) {
+        if (r->memory_len < memory_len || ((uintptr_t)r->memory % 64) != 0)
+            return ARGONISHCHE_ERR_MEMORY_TOO_SMALL;
+        inst.memory = r->memory;
+    } else {
+        inst.memory = aligned_alloc(64, memory_len);
+        if (inst.memory == NULL) return ARGONISHCHE_ERR_NO_MEMORY;
+    }
+
+    uint8_t h0[72];
+    initial_hash(hash, r, h0);
+    fill_first_blocks(hash, &inst, h0);
+    argonishche_secure_wipe(h0, sizeof h0);
+
+    fill_memory(&inst, r->threads);
+
+    /* Section 3.2 step 7: C = XOR of every lane's last block; Tag = H'^T(C). */
+    _Alignas(64) argonishche_block final_block;
+    uint8_t final_bytes[ARGONISHCHE_BLOCK_BYTES];
+    memcpy(&final_block, &inst.memory[inst.lane_length - 1], sizeof final_block);
+    for (uint32_t lane = 1; lane < inst.lanes; lane++) {
+        const argonishche_block *last =
+            &inst.memory[(size_t)lane * inst.lane_length + inst.lane_length - 1];
+        for (int i = 0; i < ARGONISHCHE_BLOCK_WORDS; i++) final_block.v[i] ^= last->v[i];
+    }
+    for (int i = 0; i < ARGONISHCHE_BLOCK_WORDS; i++)
+        argonishche_store64_le(final_bytes + 8 * i, final_block.v[i]);
+    blake2b_long(hash, r->tag, r->tag_len, final_bytes, sizeof final_bytes);
+
+    argonishche_secure_wipe(&final_block, sizeof final_block);
+    argonishche_secure_wipe(final_bytes, sizeof final_bytes);
+    argonishche_secure_wipe(inst.memory, memory_len);
+    if (r->memory == NULL) free(inst.memory);
+    return ARGONISHCHE_OK;
+}

@@ -1,0 +1,94 @@
+/*
+ * argonishche_core.h - the C side of the core: BLAKE2b, the Argon2 driver and the CPU probe.
+ *
+ * Everything here is written once and calls the ISA-specific kernels only through an
+ * argonishche_kernel_table (see argonishche_kernel.h).  The Python package reaches these functions
+ * through the cffi module argonishche._core; core/build_core.py declares the same prototypes.
+ */
+#ifndef ARGONISHCHE_CORE_H
+#define ARGONISHCHE_CORE_H
+
+#include "argonishche_kernel.h"
+
+/* Status codes of the functions below (0 is success). */
+#define ARGONISHCHE_OK 0
+#define ARGONISHCHE_ERR_PARAMETER (-1)        /* a value the Python layer should have refused */
+#define ARGONISHCHE_ERR_NO_MEMORY (-2)        /* the work memory could not be allocated */
+#define ARGONISHCHE_ERR_MEMORY_TOO_SMALL (-3) /* caller memory smaller than argon2_memory_size */
+
+/* ---- BLAKE2b (RFC 7693) ------------------------------------------------------------------ */
+
+typedef struct argonishche_blake2b_state {
+    uint64_t h[8];
+    uint64_t t[2];
+    uint8_t buf[ARGONISHCHE_BLAKE2B_BLOCK_BYTES];
+    size_t buflen;      /* bytes in buf not yet compressed; the last block waits here for final */
+    size_t digest_size;
+    argonishche_blake2b_compress_fn compress;
+} argonishche_blake2b_state;
+
+int argonishche_blake2b_init(argonishche_blake2b_state *state, const void *kernel_table,
+                             size_t digest_size, const uint8_t *key, size_t key_len,
+                             const uint8_t *salt, size_t salt_len, const uint8_t *person,
+                             size_t person_len);
+void argonishche_blake2b_update(argonishche_blake2b_state *state, const uint8_t *data,
+                                size_t len);
+/* Writes state->digest_size bytes; leaves the state untouched so hashing can continue. */
+void argonishche_blake2b_final(const argonishche_blake2b_state *state, uint8_t *out);
+
+/* ---- Argon2 (RFC 9106) ------------------------------------------------------------------- */
+
+#define ARGONISHCHE_ARGON2D 0   /* the type codes y of RFC 9106 section 3.2 */
+#define ARGONISHCHE_ARGON2I 1
+#define ARGONISHCHE_ARGON2ID 2
+
+typedef struct argonishche_argon2_request {
+    uint32_t type;          /* ARGONISHCHE_ARGON2D / I / ID */
+    uint32_t version;       /* 0x10 or 0x13 */
+    uint32_t time_cost;     /* t: passes */
+    uint32_t memory_cost;   /* m: KiB */
+    uint32_t lanes;         /* p */
+    uint32_t threads;       /* 1..lanes C threads fill the lanes of each slice */
+    const uint8_t *password;
+    size_t password_len;
+    const uint8_t *salt;
+    size_t salt_len;
+    const uint8_t *secret;
+    size_t secret_len;
+    const uint8_t *associated_data;
+    size_t associated_data_len;
+    uint8_t *tag;
+    size_t tag_len;
+    void *memory;           /* caller-provided work memory, or NULL to allocate per call */
+    size_t memory_len;
+} argonishche_argon2_request;
+
+/* Bytes of work memory a hash with these parameters uses (m' blocks of 1 KiB). */
+size_t argonishche_argon2_memory_size(uint32_t memory_cost, uint32_t lanes);
+
+/* Computes the tag.  argon2_kernels supplies G, blake2b_kernels supplies F for H0, H' and the
+ * tag; they may be the same table.  Work memory and every secret-derived buffer are wiped. */
+int argonishche_argon2_hash(const void *argon2_kernels, const void *blake2b_kernels,
+                            const argonishche_argon2_request *request);
+
+/* ---- Memory hygiene ---------------------------------------------------------------------- */
+
+/* A wipe the compiler may not remove, for secrets and work memory. */
+void argonishche_secure_wipe(void *p, size_t n);
+
+/* ---- CPU probe ---------------------------------------------------------------------------- */
+
+#define ARGONISHCHE_CPU_SSE2 (1u << 0)
+#define ARGONISHCHE_CPU_SSSE3 (1u << 1)
+#define ARGONISHCHE_CPU_SSE4_1 (1u << 2)
+#define ARGONISHCHE_CPU_AVX (1u << 3)
+#define ARGONISHCHE_CPU_AVX2 (1u << 4)
+#define ARGONISHCHE_CPU_AVX512F (1u << 5)
+#define ARGONISHCHE_CPU_AVX512VL (1u << 6)
+#define ARGONISHCHE_CPU_AVX512BW (1u << 7)
+
+/* Features of the CPU executing this call, from CPUID asked in-process, with AVX and AVX-512
+ * counted only when XGETBV shows the OS saves their register state. */
+uint32_t argonishche_cpu_features(void);
+
+#endif /* ARGONISHCHE_CORE_H */

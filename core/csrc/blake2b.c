@@ -1,0 +1,82 @@
+/*
+ * blake2b.c - BLAKE2b init/update/final (RFC 7693 sections 2.5 and 3.3), written once for every
+ * backend; the compression function F comes from the backend's kernel table.
+ */
+#include "argonishche_constants.h"
+#include "argonishche_core.h"
+
+int argonishche_blake2b_init(argonishche_blake2b_state *state, const void *kernel_table,
+                             size_t digest_size, const uint8_t *key, size_t key_len,
+                             const uint8_t *salt, size_t salt_len, const uint8_t *person,
+                             size_t person_len) {
+    const argonishche_kernel_table *kernels = kernel_table;
+    uint8_t padded[16];
+
+    if (digest_size < 1 || digest_size > 64 || key_len > 64 || salt_len > 16 || person_len > 16)
+        return ARGONISHCHE_ERR_PARAMETER;
+
+    memset(state, 0, sizeof *state);
+    state->compress = kernels->blake2b_compress;
+    state->digest_size = digest_size;
+    for (int i = 0; i < 8; i++) state->h[i] = argonishche_blake2b_iv[i];
+    /* Parameter block word 0: digest length, key length, fanout 1, depth 1 (sequential mode). */
+    state->h[0] ^= 0x01010000ULL ^ ((uint64_t)key_len << 8) ^ (uint64_t)digest_size;
+    /* Salt and personalization occupy parameter words 4-5 and 6-7, zero-padded to 16 bytes. */
+    if (salt_len) {
+        memset(padded, 0, sizeof padded);
+        memcpy(padded, salt, salt_len);
+        state->h[4] ^= argonishche_load64_le(padded);
+        state->h[5] ^= argonishche_load64_le(padded + 8);
+    }
+    if (person_len) {
+        memset(padded, 0, sizeof padded);
+        memcpy(padded, person, person_len);
+        state->h[6] ^= argonishche_load64_le(padded);
+        state->h[7] ^= argonishche_load64_le(padded + 8);
+    }
+    /* A key is hashed as a zero-padded first block of its own. */
+    if (key_len) {
+        memcpy(state->buf, key, key_len);
+        state->buflen = ARGONISHCHE_BLAKE2B_BLOCK_BYTES;
+    }
+    return ARGONISHCHE_OK;
+}
+
+void argonishche_blake2b_update(argonishche_blake2b_state *state, const uint8_t *data, size_t len) {
+    const size_t block = ARGONISHCHE_BLAKE2B_BLOCK_BYTES;
+    if (len == 0) return;
+    /* The final block must be compressed with the final flag, so a block is only compressed once
+     * more input is known to follow it. */
+    if (len > block - state->buflen) {
+        size_t fill = block - state->buflen;
+        memcpy(state->buf + state->buflen, data, fill);
+        state->compress(state->h, state->t, state->buf, 1, block, 0);
+        state->buflen = 0;
+        data += fill;
+        len -= fill;
+        if (len > block) {
+            size_t run = (len - 1) / block;
+            state->compress(state->h, state->t, data, run, block, 0);
+            data += run * block;
+            len -= run * block;
+        }
+    }
+    memcpy(state->buf + state->buflen, data, len);
+    state->buflen += len;
+}
+
+void argonishche_blake2b_final(const argonishche_blake2b_state *state, uint8_t *out) {
+    uint64_t h[8], t[2] = {state->t[0], state->t[1]};
+    uint8_t last[ARGONISHCHE_BLAKE2B_BLOCK_BYTES] = {0};
+    uint8_t digest[64];
+
+    memcpy(h, state->h, sizeof h);
+    memcpy(last, state->buf, state->buflen);
+    state->compress(h, t, last, 1, state->buflen, ~0ULL);
+    for (int i = 0; i < 8; i++) argonishche_store64_le(digest + 8 * i, h[i]);
+    memcpy(out, digest, state->digest_size);
+
+    argonishche_secure_wipe(h, sizeof h);
+    argonishche_secure_wipe(last, sizeof last);
+    argonishche_secure_wipe(digest, sizeof digest);
+}

@@ -1,0 +1,10 @@
+"""Compiled modules only; everything else about the distribution is in pyproject.toml."""
+
+from setuptools import setup
+
+setup(
+    cffi_modules=[
+        "core/build_core.py:ffibuilder",
+        "backends/build_backends.py:ref",
+    ],
+)
