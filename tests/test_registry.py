@@ -1,0 +1,300 @@
+"""Discovery, the CPU gate, the ABI check, the self-test and selection, with fake plugins.
+
+Fake entry points stand in for installed distributions (as pluggy's own tests do), so every
+failure mode a broken wheel can have is exercised without installing anything.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import threading
+import types
+from pathlib import Path
+
+import pytest
+
+import argonishche
+from argonishche import hookspecs, registry
+from argonishche.build import backend_ffibuilder
+from argonishche.errors import BackendError
+
+REF_SOURCE = Path(__file__).resolve().parents[1] / "backends" / "ref.c"
+
+
+class FakeEntryPoint:
+    """What the registry uses of importlib.metadata.EntryPoint: name, dist and load()."""
+
+    def __init__(self, name, obj=None, error=None, dist=("fake-kernels", "1.2")):
+        self.name, self._obj, self._error = name, obj, error
+        self.dist = types.SimpleNamespace(name=dist[0], version=dist[1])
+        self.loaded = False
+
+    def load(self):
+        self.loaded = True
+        if self._error is not None:
+            raise self._error
+        return self._obj
+
+
+def plugin_registering(*backends):
+    class Plugin:
+        @hookspecs.hookimpl
+        def argonishche_register_backends(self, register):
+            for backend in backends:
+                register(backend)
+    return Plugin()
+
+
+def builtin_entry_points():
+    from importlib.metadata import entry_points
+    return list(entry_points(group="argonishche"))
+
+
+def make_registry(*extra, environ=None, builtin=True):
+    eps = (builtin_entry_points() if builtin else []) + list(extra)
+    return registry.Registry(environ=environ or {}, plugin_entry_points=eps)
+
+
+def state_of(reg, name):
+    return {b.name: b for b in reg.report()}[name]
+
+
+def test_builtin_ref_is_registered_through_its_entry_point():
+    ref = state_of(registry.get(), "ref")
+    assert ref.distribution.startswith("argonishche ")
+    assert ref.state in ("selected", "available")
+    assert ref.selftest_ms is not None and ref.selftest_ms > 0
+
+
+def test_selected_backend_is_the_usable_one_with_highest_priority():
+    reg = registry.get()
+    usable = [b for b in reg.report() if b.state in ("selected", "available")]
+    best = max(usable, key=lambda b: (b.priority, b.name))
+    assert argonishche.selected_backend("argon2") == best.name
+    assert argonishche.selected_backend("blake2b") == best.name
+    with pytest.raises(ValueError, match="algorithm"):
+        argonishche.selected_backend("sha3")
+
+
+def test_plugin_that_fails_to_import_is_reported_and_others_work():
+    broken = FakeEntryPoint("broken", error=ImportError("no module named _kernels"))
+    with pytest.warns(RuntimeWarning, match="broken"):
+        reg = make_registry(broken)
+    record = state_of(reg, "broken")
+    assert record.state == "load-failed"
+    assert "no module named _kernels" in record.reason
+    assert record.distribution == "fake-kernels 1.2"
+    assert reg.selected_name("argon2") == "ref"
+
+
+def test_blocked_plugin_is_never_imported():
+    ep = FakeEntryPoint("blockme", error=AssertionError("must not be imported"))
+    reg = make_registry(ep, environ={registry.DISABLE_ENV: "BlockMe, other"})
+    assert not ep.loaded
+    assert state_of(reg, "blockme").state == "blocked"
+    assert reg.plugin_manager.is_blocked("blockme")
+
+
+def test_hook_that_raises_is_reported_and_others_work():
+    class Raising:
+        @hookspecs.hookimpl
+        def argonishche_register_backends(self, register):
+            raise RuntimeError("plugin bug")
+    with pytest.warns(RuntimeWarning, match="plugin bug"):
+        reg = make_registry(FakeEntryPoint("raising", Raising()))
+    assert state_of(reg, "raising").state == "load-failed"
+    assert reg.selected_name("blake2b") == "ref"
+
+
+def test_registering_something_that_is_not_a_backend_is_reported():
+    with pytest.warns(RuntimeWarning, match="not an argonishche.Backend"):
+        reg = make_registry(FakeEntryPoint("wrongtype", plugin_registering("ref")))
+    assert state_of(reg, "wrongtype").state == "load-failed"
+
+
+def test_plugin_with_unknown_hook_fails_validation_and_is_unregistered():
+    class FromTheFuture:
+        @hookspecs.hookimpl
+        def argonishche_register_time_machines(self, register):
+            pass
+    with pytest.warns(RuntimeWarning, match="future"):
+        reg = make_registry(FakeEntryPoint("future", FromTheFuture()))
+    assert state_of(reg, "future").state == "load-failed"
+    assert not reg.plugin_manager.has_plugin("future")
+
+
+def test_duplicate_backend_name_keeps_the_first():
+    twin = hookspecs.Backend(name="ref", description="an impostor",
+                             kernel_module="argonishche_backends._ref")
+    reg = make_registry(FakeEntryPoint("twin", plugin_registering(twin)))
+    records = [b for b in reg.report() if b.name.startswith("ref")]
+    assert [r.state for r in records].count("load-failed") == 1
+    duplicate = next(r for r in records if r.state == "load-failed")
+    assert "already registered by argonishche" in duplicate.reason
+    assert duplicate.distribution == "fake-kernels 1.2"
+
+
+def test_cpu_gate_runs_before_the_kernel_module_is_imported(monkeypatch):
+    needs = hookspecs.Backend(name="future_isa", description="needs AVX-512BW",
+                              kernel_module="module_that_does_not_exist",
+                              cpu_features={"avx512bw"}, priority=99)
+    monkeypatch.setattr(registry.cpu, "features", lambda: frozenset({"sse2"}))
+    reg = make_registry(FakeEntryPoint("future_isa", plugin_registering(needs)))
+    record = state_of(reg, "future_isa")
+    assert record.state == "unsupported-cpu"
+    assert "avx512bw" in record.reason
+    assert reg.selected_name("argon2") == "ref"
+
+
+def test_wrong_kernel_abi_is_refused_before_any_kernel_runs(monkeypatch):
+    stale = types.ModuleType("stale_kernels")
+    stale.lib = types.SimpleNamespace(ARGONISHCHE_KERNEL_ABI=0,
+                                      argonishche_kernels=lambda: pytest.fail("called"))
+    monkeypatch.setitem(sys.modules, "stale_kernels", stale)
+    backend = hookspecs.Backend(name="stale", description="old wheel",
+                                kernel_module="stale_kernels", priority=99)
+    with pytest.warns(RuntimeWarning, match="ABI"):
+        reg = make_registry(FakeEntryPoint("stale", plugin_registering(backend)))
+    record = state_of(reg, "stale")
+    assert record.state == "load-failed"
+    assert "built for kernel ABI 0" in record.reason and "reinstall" in record.reason
+    assert reg.selected_name("argon2") == "ref"
+
+
+@pytest.fixture(scope="module")
+def wrong_kernels(tmp_path_factory):
+    """A real compiled backend, built with the plugin authors' helper, whose G is subtly wrong."""
+    if shutil.which("cc") is None and shutil.which("gcc") is None:
+        pytest.skip("no C compiler to build a deliberately broken backend")
+    build = tmp_path_factory.mktemp("wrong_kernels")
+    source = REF_SOURCE.read_text()
+    assert "*b = argonishche_rotr64(*b ^ *c, 63);" in source
+    (build / "wrong.c").write_text(
+        source.replace("*b = argonishche_rotr64(*b ^ *c, 63);",
+                       "*b = argonishche_rotr64(*b ^ *c, 62);"))
+    builder = backend_ffibuilder("wrong_kernels_mod", [str(build / "wrong.c")])
+    builder.compile(tmpdir=str(build))
+    sys.path.insert(0, str(build))
+    try:
+        yield hookspecs.Backend(name="wrong", description="G with one rotation off",
+                                kernel_module="wrong_kernels_mod", priority=99)
+    finally:
+        sys.path.remove(str(build))
+
+
+def test_backend_failing_its_self_test_is_excluded_with_a_warning(wrong_kernels):
+    with pytest.warns(RuntimeWarning, match="failed its self-test"):
+        reg = make_registry(FakeEntryPoint("wrong", plugin_registering(wrong_kernels)))
+    record = state_of(reg, "wrong")
+    assert record.state == "selftest-failed"
+    assert "Argon2" in record.reason and "RFC 9106" in record.reason
+    assert reg.selected_name("argon2") == "ref"  # despite its priority 99
+
+
+def test_forcing_a_backend_that_failed_its_self_test_is_an_error(wrong_kernels):
+    with pytest.warns(RuntimeWarning):
+        reg = make_registry(FakeEntryPoint("wrong", plugin_registering(wrong_kernels)),
+                            environ={registry.FORCE_ENV: "wrong"})
+    with pytest.raises(BackendError, match="wrong cannot be used: selftest-failed.*Available: ref"):
+        reg.kernel_table("argon2")
+
+
+def test_forcing_an_unknown_backend_lists_what_is_registered():
+    reg = make_registry(environ={registry.FORCE_ENV: "nosuch"})
+    with pytest.raises(BackendError, match=r"ARGONISHCHE_BACKEND=nosuch: no such backend.*ref \("):
+        reg.selected_name("argon2")
+
+
+def test_forcing_an_unsupported_backend_says_why(monkeypatch):
+    monkeypatch.setattr(registry.cpu, "features", lambda: frozenset())
+    needs = hookspecs.Backend(name="vec", description="SSE2", kernel_module="nope",
+                              cpu_features={"sse2"}, priority=5)
+    reg = make_registry(FakeEntryPoint("vec", plugin_registering(needs)),
+                        environ={registry.FORCE_ENV: "vec"})
+    with pytest.raises(BackendError, match="vec cannot be used: unsupported-cpu: this CPU lacks sse2"):
+        reg.kernel_table("blake2b")
+
+
+def test_forcing_a_usable_backend_selects_it_over_priority():
+    reg = make_registry(environ={registry.FORCE_ENV: "REF"})
+    assert reg.selected_name("argon2") == "ref"
+    assert state_of(reg, "ref").selected_for == ("argon2", "blake2b")
+
+
+def test_no_backend_at_all_is_a_clear_error():
+    reg = make_registry(builtin=False)
+    with pytest.raises(BackendError, match="no usable backend"):
+        reg.kernel_table("argon2")
+
+
+def test_per_call_backend_must_be_usable():
+    with pytest.raises(BackendError, match="nosuch.*no such backend.*Available: "):
+        argonishche.argon2_hash(b"pw", b"saltsalt", memory_cost=8, parallelism=1,
+                                backend="nosuch")
+
+
+def test_registry_starts_once_under_concurrent_first_use():
+    registry.reset()
+    seen, barrier = [], threading.Barrier(8)
+
+    def first_use():
+        barrier.wait()
+        seen.append(registry.get())
+    threads = [threading.Thread(target=first_use) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(seen) == 8 and all(r is seen[0] for r in seen)
+
+
+def test_backend_descriptor_validates_its_fields():
+    with pytest.raises(ValueError, match="unknown CPU features"):
+        hookspecs.Backend(name="x", description="", kernel_module="m", cpu_features={"avx3"})
+    with pytest.raises(ValueError, match="must be"):
+        hookspecs.Backend(name="bad name", description="", kernel_module="m")
+
+
+def test_every_hookspec_is_documented_and_exercised():
+    """Meta-test in datasette's manner: each hook documents its arguments and implementers."""
+    import inspect
+    specs = [f for name, f in vars(hookspecs).items() if name.startswith("argonishche_")]
+    assert specs, "no hookspecs found"
+    for spec in specs:
+        doc = inspect.getdoc(spec) or ""
+        assert "Implemented by:" in doc, spec.__name__
+        for parameter in inspect.signature(spec).parameters:
+            assert f":param {parameter}:" in doc, (spec.__name__, parameter)
+        assert spec.__name__ in Path(__file__).read_text(), f"{spec.__name__} has no test"
+
+
+def run_python(code, **env):
+    import os
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("ARGONISHCHE_")}
+    environ.update(env)
+    return subprocess.run([sys.executable, "-c", code], env=environ, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_env_force_selects_the_named_backend_in_a_fresh_process():
+    out = run_python("import argonishche as a; print(a.selected_backend('argon2'), "
+                     "a.selected_backend('blake2b'))", ARGONISHCHE_BACKEND="ref")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["ref", "ref"]
+
+
+def test_env_force_unknown_name_fails_loudly_in_a_fresh_process():
+    out = run_python("import argonishche as a; a.argon2_hash(b'p', b'saltsalt', memory_cost=8,"
+                     " parallelism=1)", ARGONISHCHE_BACKEND="turbo")
+    assert out.returncode != 0
+    assert "BackendError" in out.stderr and "turbo" in out.stderr and "ref" in out.stderr
+
+
+def test_env_disable_blocks_the_builtin_plugin_in_a_fresh_process():
+    out = run_python("import argonishche as a\n"
+                     "print({b.name: b.state for b in a.backends()}['ref'])\n"
+                     "a.blake2b(b'x')", ARGONISHCHE_DISABLE_BACKENDS="ref")
+    assert out.stdout.strip().splitlines()[0] == "blocked"
+    assert out.returncode != 0 and "no usable backend" in out.stderr
