@@ -298,3 +298,20 @@ def test_env_disable_blocks_the_builtin_plugin_in_a_fresh_process():
                      "a.blake2b(b'x')", ARGONISHCHE_DISABLE_BACKENDS="ref")
     assert out.stdout.strip().splitlines()[0] == "blocked"
     assert out.returncode != 0 and "no usable backend" in out.stderr
+
+
+@pytest.mark.parametrize("group", ["argonishche", "console_scripts"])
+def test_lean_entry_point_reader_agrees_with_importlib_metadata(group):
+    from importlib.metadata import entry_points as reference
+
+    from argonishche.entry_points import entry_points
+
+    def canonical(name):
+        return name.lower().replace("_", "-")
+    ours = sorted((ep.name, ep.value, canonical(ep.dist.name), ep.dist.version)
+                  for ep in entry_points(group))
+    theirs = sorted((ep.name, ep.value, canonical(ep.dist.name), ep.dist.version)
+                    for ep in reference(group=group))
+    assert ours == theirs
+    if group == "argonishche":
+        assert ("ref", "argonishche_backends:ref") in [(name, value) for name, value, *_ in ours]

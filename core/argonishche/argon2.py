@@ -6,8 +6,6 @@ lookups after the first call) and makes one C call, with the GIL released while 
 
 from __future__ import annotations
 
-import hmac
-
 from . import driver, phc, registry
 from .errors import InvalidHashError, ParameterError, VerifyMismatchError
 from .params import MIN_SALT_LEN, Argon2Params, byte_buffer, to_type
@@ -86,8 +84,10 @@ def argon2_verify(encoded, password, *, secret=b"", associated_data=b"", threads
     :raises InvalidHashError: *encoded* is not a valid Argon2 PHC string.
     """
     params, salt, expected = params_of(encoded)
+    from hmac import compare_digest  # imported here: only verification needs hashlib loaded
+
     tag = _compute(params, password, salt, secret, associated_data, threads, backend)
-    if not hmac.compare_digest(tag, expected):  # constant time in the tag's contents
+    if not compare_digest(tag, expected):  # constant time in the tag's contents
         raise VerifyMismatchError("the password does not match the hash")
     return True
 

@@ -19,17 +19,17 @@ from __future__ import annotations
 
 import importlib
 import os
-import threading
+import _thread
 import time
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from typing import Any
 
 import pluggy
 
 from . import cpu, hookspecs, selftest
+from .entry_points import entry_points
 from ._core import ffi, lib
 from .errors import BackendError
 from .hookspecs import PROJECT_NAME, Backend
@@ -275,7 +275,7 @@ class Registry:
 
 
 _registry: Registry | None = None
-_lock = threading.Lock()
+_lock = _thread.allocate_lock()  # threading's import is not needed for one lock
 
 
 def get() -> Registry:

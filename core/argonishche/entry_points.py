@@ -1,0 +1,81 @@
+"""Find ``argonishche`` entry points without importing importlib.metadata.
+
+Importing importlib.metadata costs 11-30 ms here (it pulls in email, zipfile, csv and pathlib),
+about as long as a whole argon2-cffi import and first hash, and it would be paid on the first hash
+of every process.  Entry points are a small file per installed distribution
+(``*.dist-info/entry_points.txt``), so they are read directly: the same distributions in the same
+order, the first of a name on sys.path winning, as importlib.metadata does.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import sys
+from typing import NamedTuple
+
+_DIST_INFO = re.compile(r"(?P<name>[^-]+)-(?P<version>[^-]+?)(-py[^-]*)?\.(dist|egg)-info$")
+
+
+class Distribution(NamedTuple):
+    name: str
+    version: str
+
+
+class EntryPoint(NamedTuple):
+    """The part of importlib.metadata.EntryPoint the registry uses."""
+
+    name: str
+    value: str
+    dist: Distribution
+
+    def load(self):
+        module_name, _, attribute = self.value.partition(":")
+        obj = importlib.import_module(module_name.strip())
+        for part in filter(None, attribute.strip().split(".")):
+            obj = getattr(obj, part)
+        return obj
+
+
+def _normalize(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _section(text: str, group: str):
+    current = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith(("#", ";")):
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            current = line[1:-1].strip()
+        elif current == group and "=" in line:
+            name, _, value = line.partition("=")
+            yield name.strip(), value.strip()
+
+
+def entry_points(group: str, path: list[str] | None = None) -> list[EntryPoint]:
+    """Entry points of *group* from the distributions installed on *path* (sys.path)."""
+    found, seen = [], set()
+    for directory in sys.path if path is None else path:
+        try:
+            names = sorted(os.listdir(directory or "."))
+        except OSError:
+            continue
+        for entry in names:
+            match = _DIST_INFO.match(entry)
+            if match is None:
+                continue
+            dist = Distribution(match["name"].replace("_", "-"), match["version"])
+            if _normalize(dist.name) in seen:
+                continue
+            seen.add(_normalize(dist.name))
+            try:
+                with open(os.path.join(directory or ".", entry, "entry_points.txt"),
+                          encoding="utf-8") as f:
+                    text = f.read()
+            except OSError:
+                continue
+            found.extend(EntryPoint(name, value, dist) for name, value in _section(text, group))
+    return found
