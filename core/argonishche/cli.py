@@ -31,6 +31,35 @@ def _selftest(args) -> int:
     return status
 
 
+def _bench(args) -> int:
+    from . import bench
+
+    def progress(text):
+        sys.stderr.write(f"\r\033[K[bench] {text}")
+        sys.stderr.flush()
+    show = progress if sys.stderr.isatty() else None
+    results = {}
+    try:
+        if not args.no_argon2:
+            points = [bench.Point.parse(p) for p in args.point] or list(bench.DEFAULT_POINTS)
+            results["argon2"] = bench.bench_argon2(points, peers=args.peers,
+                                                   repetitions=args.repetitions,
+                                                   budget=args.budget, progress=show)
+        if not args.no_blake2b:
+            results["blake2b"] = bench.bench_blake2b(repetitions=args.repetitions,
+                                                     budget=args.budget, progress=show)
+    except KeyboardInterrupt:
+        print("\ninterrupted: the tables above are complete, the rest was not measured")
+        return 130
+    finally:
+        if show:
+            sys.stderr.write("\r\033[K")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(results, f, indent=2)
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="argonishche", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -41,6 +70,20 @@ def main(argv=None) -> int:
     info_parser.set_defaults(run=_info)
     commands.add_parser("selftest", help="every known-answer vector on every usable backend"
                         ).set_defaults(run=_selftest)
+    bench_parser = commands.add_parser(
+        "bench", help="hashes/s and cycles per block of every backend (and peers), interleaved")
+    bench_parser.add_argument("--peers", action="store_true",
+                              help="also time argon2-cffi, PyNaCl and cryptography if installed")
+    bench_parser.add_argument("--point", action="append", default=[], metavar="TYPE,T,M,P",
+                              help="an Argon2 point such as id,3,65536,4 (repeatable)")
+    bench_parser.add_argument("--repetitions", type=int, default=7, metavar="N",
+                              help="interleaved repetitions per subject (default 7)")
+    bench_parser.add_argument("--budget", type=float, default=0.2, metavar="SECONDS",
+                              help="time per sample (default 0.2)")
+    bench_parser.add_argument("--no-blake2b", action="store_true")
+    bench_parser.add_argument("--no-argon2", action="store_true")
+    bench_parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    bench_parser.set_defaults(run=_bench)
     args = parser.parse_args(argv)
     return args.run(args)
 

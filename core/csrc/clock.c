@@ -1,0 +1,25 @@
+/*
+ * clock.c - how fast this core really runs, for "cycles per block" in benchmarks.
+ *
+ * The TSC ticks at a fixed rate (2.6 GHz on the machines here) while the core boosts to about
+ * 3.7 GHz, so TSC ticks are not cycles, and perf counters are unavailable in many VMs.  A chain of
+ * dependent additions retires exactly one per cycle on every x86-64 core, so timing one gives the
+ * core clock.
+ */
+#include "argonishche_core.h"
+
+uint64_t argonishche_dependent_adds(uint64_t rounds) {
+    uint64_t x = 0;
+    for (uint64_t i = 0; i < rounds; i++) {
+#if defined(__x86_64__) || defined(__i386__)
+        /* Eight adds per round, each waiting for the previous: 8 cycles, loop overhead hidden. */
+        __asm__ volatile("add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
+                         "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0"
+                         : "+r"(x));
+#else
+        x += 8;
+        __asm__ volatile("" : "+r"(x));
+#endif
+    }
+    return x;
+}
