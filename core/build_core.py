@@ -44,6 +44,8 @@ int argonishche_blake2b_init(argonishche_blake2b_state *state, const void *kerne
                              size_t person_len);
 void argonishche_blake2b_update(argonishche_blake2b_state *state, const uint8_t *data, size_t len);
 void argonishche_blake2b_final(const argonishche_blake2b_state *state, uint8_t *out);
+int argonishche_blake2b_oneshot(const void *kernel_table, char *out, size_t digest_size,
+                                const char *data, size_t len);
 
 typedef struct argonishche_argon2_request {
     uint32_t type;

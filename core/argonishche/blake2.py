@@ -1,14 +1,33 @@
 """BLAKE2b objects interchangeable with ``hashlib.blake2b`` for data, digest_size, key, salt, person.
 
 Init/update/final are the core's C code (``core/csrc/blake2b.c``); the compression function is
-the selected backend's.  Each method is one C call: no per-block Python work.
+the selected backend's.
+
+Short messages are dominated by the Python-to-C boundary, not by hashing, so the common
+``blake2b(data).digest()`` takes a path with no C state on the heap: the constructor only keeps a
+reference to the (immutable) bytes, and ``digest()`` makes one C call that runs init, update and
+final with the state on the C stack, writing into a per-thread output buffer.  A C state is only
+made when the object is used incrementally (``update``, ``copy``) or for anything but plain bytes.
 """
 
 from __future__ import annotations
 
+import threading
+
 from . import driver, registry
 from ._core import ffi, lib
 from .params import byte_buffer, integer
+
+_per_thread = threading.local()
+
+
+def _output_buffer():
+    # One per thread: the C call releases the GIL, so a shared buffer could be overwritten.
+    try:
+        return _per_thread.buffer
+    except AttributeError:
+        _per_thread.buffer = ffi.new("char[64]")
+        return _per_thread.buffer
 
 
 class blake2b:  # noqa: N801 - the hashlib name, so it can replace hashlib.blake2b
@@ -20,11 +39,18 @@ class blake2b:  # noqa: N801 - the hashlib name, so it can replace hashlib.blake
     PERSON_SIZE = 16
     MAX_KEY_SIZE = 64
     MAX_DIGEST_SIZE = 64
-    __slots__ = ("_state", "digest_size")
+    __slots__ = ("_pending", "_state", "digest_size")
 
     def __init__(self, data=b"", *, digest_size: int = 64, key=b"", salt=b"", person=b"",
                  usedforsecurity: bool = True, backend: str | None = None) -> None:
+        if (type(data) is bytes and type(digest_size) is int and 1 <= digest_size <= 64
+                and key == b"" and salt == b"" and person == b"" and backend is None):
+            self._pending = data   # bytes cannot change under us: hash it when asked
+            self._state = None
+            self.digest_size = digest_size
+            return
         self.digest_size = integer("digest_size", digest_size, 1, self.MAX_DIGEST_SIZE)
+        self._pending = None
         self._state = driver.new_blake2b_state(
             registry.get().kernel_table("blake2b", backend), self.digest_size,
             byte_buffer("key", key, max_len=self.MAX_KEY_SIZE),
@@ -33,16 +59,29 @@ class blake2b:  # noqa: N801 - the hashlib name, so it can replace hashlib.blake
         if data:
             self.update(data)
 
+    def _materialize(self):
+        """The C state, made from the pending bytes the first time it is needed."""
+        if self._state is None:
+            self._state = driver.new_blake2b_state(
+                registry.get().kernel_table("blake2b"), self.digest_size, b"", b"", b"")
+            driver.blake2b_update(self._state, self._pending)
+            self._pending = None
+        return self._state
+
     def update(self, data) -> None:
         """Hash more bytes; any C-contiguous bytes-like object (str must be encoded first)."""
         if isinstance(data, str):
             raise TypeError("Strings must be encoded before hashing")
-        buffer = ffi.from_buffer(data)
-        lib.argonishche_blake2b_update(self._state, buffer, len(buffer))
+        driver.blake2b_update(self._materialize(), data)
 
     def digest(self) -> bytes:
         """The digest so far; hashing may continue afterwards."""
-        return driver.blake2b_digest(self._state)
+        if self._state is not None:
+            return driver.blake2b_digest(self._state)
+        out = _output_buffer()
+        lib.argonishche_blake2b_oneshot(registry.get().kernel_table("blake2b"), out,
+                                        self.digest_size, self._pending, len(self._pending))
+        return ffi.unpack(out, self.digest_size)
 
     def hexdigest(self) -> str:
         return self.digest().hex()
@@ -51,7 +90,8 @@ class blake2b:  # noqa: N801 - the hashlib name, so it can replace hashlib.blake
         """An independent object with the same state."""
         clone = object.__new__(type(self))
         clone.digest_size = self.digest_size
+        clone._pending = None
         # A copy may hold a key block; wiping it on collection is cheap next to copying.
-        clone._state = ffi.gc(ffi.new("argonishche_blake2b_state *", self._state[0]),
+        clone._state = ffi.gc(ffi.new("argonishche_blake2b_state *", self._materialize()[0]),
                               driver.wipe_state)
         return clone

@@ -43,8 +43,10 @@ def to_type(value) -> Type:
             if member.label == label:
                 return member
         raise ParameterError(f"type must be 'd', 'i' or 'id' (or Type.D/I/ID), not {value!r}")
-    if isinstance(value, int) and not isinstance(value, bool) and value in (0, 1, 2):
-        return Type(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value in (0, 1, 2):
+            return Type(value)
+        raise ParameterError(f"type must be 0 (d), 1 (i) or 2 (id), not {value}")
     raise ParameterTypeError(f"type must be 'd', 'i', 'id' or argonishche.Type, not {value!r}")
 
 
@@ -94,11 +96,11 @@ class Argon2Params:
     def check(cls, *, type, version, time_cost, memory_cost, parallelism,
               hash_len) -> Argon2Params:
         parallelism = integer("parallelism", parallelism, 1, MAX_LANES)
-        if version not in VERSIONS or isinstance(version, bool):
+        if integer("version", version, 0, UINT32_MAX) not in VERSIONS:
             raise ParameterError(f"version must be 0x10 (16) or 0x13 (19), got {version!r}")
         return cls(
             type=to_type(type),
-            version=int(version),
+            version=version,
             time_cost=integer("time_cost", time_cost, 1, UINT32_MAX),
             memory_cost=integer("memory_cost", memory_cost, 8 * parallelism, UINT32_MAX),
             parallelism=parallelism,

@@ -36,6 +36,11 @@ void argonishche_blake2b_update(argonishche_blake2b_state *state, const uint8_t 
 /* Writes state->digest_size bytes; leaves the state untouched so hashing can continue. */
 void argonishche_blake2b_final(const argonishche_blake2b_state *state, uint8_t *out);
 
+/* Unkeyed init + update + final with the state on the stack: all of hashlib-style
+ * blake2b(data).digest() in one C call, for short messages where calls dominate. */
+int argonishche_blake2b_oneshot(const void *kernel_table, uint8_t *out, size_t digest_size,
+                                const uint8_t *data, size_t len);
+
 /* ---- Argon2 (RFC 9106) ------------------------------------------------------------------- */
 
 #define ARGONISHCHE_ARGON2D 0   /* the type codes y of RFC 9106 section 3.2 */

@@ -80,3 +80,14 @@ void argonishche_blake2b_final(const argonishche_blake2b_state *state, uint8_t *
     argonishche_secure_wipe(last, sizeof last);
     argonishche_secure_wipe(digest, sizeof digest);
 }
+
+int argonishche_blake2b_oneshot(const void *kernel_table, uint8_t *out, size_t digest_size,
+                                const uint8_t *data, size_t len) {
+    argonishche_blake2b_state state;
+    int status =
+        argonishche_blake2b_init(&state, kernel_table, digest_size, NULL, 0, NULL, 0, NULL, 0);
+    if (status != ARGONISHCHE_OK) return status;
+    argonishche_blake2b_update(&state, data, len);
+    argonishche_blake2b_final(&state, out);
+    return ARGONISHCHE_OK;
+}
