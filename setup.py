@@ -6,5 +6,8 @@ setup(
     cffi_modules=[
         "core/build_core.py:ffibuilder",
         "backends/build_backends.py:ref",
+        "backends/build_backends.py:sse2",
+        "backends/build_backends.py:ssse3",
+        "backends/build_backends.py:sse41",
     ],
 )

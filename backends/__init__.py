@@ -22,6 +22,16 @@ class BuiltinBackend:
         register(self.backend)
 
 
-ref = BuiltinBackend(Backend(
-    name="ref", description="portable C, the reference every other backend is tested against",
-    kernel_module="argonishche_backends._ref", priority=0))
+def _builtin(name: str, description: str, cpu_features: set[str], priority: int):
+    return BuiltinBackend(Backend(name=name, description=description,
+                                  kernel_module=f"argonishche_backends._{name}",
+                                  cpu_features=frozenset(cpu_features), priority=priority))
+
+
+# The Argonishche ladder: each rung needs everything below it, and is preferred over it.
+ref = _builtin("ref", "portable C, the reference every other backend is tested against",
+               set(), 0)
+sse2 = _builtin("sse2", "SSE2, 128-bit vectors", {"sse2"}, 10)
+ssse3 = _builtin("ssse3", "SSSE3, 128-bit vectors, byte-shuffle rotations",
+                 {"sse2", "ssse3"}, 20)
+sse41 = _builtin("sse41", "SSE4.1, 128-bit vectors, blends", {"sse2", "ssse3", "sse4_1"}, 30)

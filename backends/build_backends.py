@@ -20,3 +20,6 @@ def _backend(isa):
 
 
 ref = _backend("ref")
+sse2 = _backend("sse2")
+ssse3 = _backend("ssse3")
+sse41 = _backend("sse41")

@@ -57,6 +57,11 @@ def make_registry(*extra, environ=None, builtin=True):
     return registry.Registry(environ=environ or {}, plugin_entry_points=eps)
 
 
+def builtin_choice():
+    """What the built-in backends alone select on this CPU."""
+    return make_registry().selected_name("argon2")
+
+
 def state_of(reg, name):
     return {b.name: b for b in reg.report()}[name]
 
@@ -86,7 +91,7 @@ def test_plugin_that_fails_to_import_is_reported_and_others_work():
     assert record.state == "load-failed"
     assert "no module named _kernels" in record.reason
     assert record.distribution == "fake-kernels 1.2"
-    assert reg.selected_name("argon2") == "ref"
+    assert reg.selected_name("argon2") == builtin_choice()
 
 
 def test_blocked_plugin_is_never_imported():
@@ -105,7 +110,7 @@ def test_hook_that_raises_is_reported_and_others_work():
     with pytest.warns(RuntimeWarning, match="plugin bug"):
         reg = make_registry(FakeEntryPoint("raising", Raising()))
     assert state_of(reg, "raising").state == "load-failed"
-    assert reg.selected_name("blake2b") == "ref"
+    assert reg.selected_name("blake2b") == builtin_choice()
 
 
 def test_registering_something_that_is_not_a_backend_is_reported():
@@ -145,7 +150,7 @@ def test_cpu_gate_runs_before_the_kernel_module_is_imported(monkeypatch):
     record = state_of(reg, "future_isa")
     assert record.state == "unsupported-cpu"
     assert "avx512bw" in record.reason
-    assert reg.selected_name("argon2") == "ref"
+    assert reg.selected_name("argon2") == builtin_choice()
 
 
 def test_wrong_kernel_abi_is_refused_before_any_kernel_runs(monkeypatch):
@@ -160,7 +165,7 @@ def test_wrong_kernel_abi_is_refused_before_any_kernel_runs(monkeypatch):
     record = state_of(reg, "stale")
     assert record.state == "load-failed"
     assert "built for kernel ABI 0" in record.reason and "reinstall" in record.reason
-    assert reg.selected_name("argon2") == "ref"
+    assert reg.selected_name("argon2") == builtin_choice()
 
 
 @pytest.fixture(scope="module")
@@ -190,7 +195,7 @@ def test_backend_failing_its_self_test_is_excluded_with_a_warning(wrong_kernels)
     record = state_of(reg, "wrong")
     assert record.state == "selftest-failed"
     assert "Argon2" in record.reason and "RFC 9106" in record.reason
-    assert reg.selected_name("argon2") == "ref"  # despite its priority 99
+    assert reg.selected_name("argon2") == builtin_choice()  # despite its priority 99
 
 
 def test_forcing_a_backend_that_failed_its_self_test_is_an_error(wrong_kernels):
@@ -292,12 +297,19 @@ def test_env_force_unknown_name_fails_loudly_in_a_fresh_process():
     assert "BackendError" in out.stderr and "turbo" in out.stderr and "ref" in out.stderr
 
 
-def test_env_disable_blocks_the_builtin_plugin_in_a_fresh_process():
-    out = run_python("import argonishche as a\n"
-                     "print({b.name: b.state for b in a.backends()}['ref'])\n"
-                     "a.blake2b(b'x').digest()", ARGONISHCHE_DISABLE_BACKENDS="ref")
-    assert out.stdout.strip().splitlines()[0] == "blocked"
+def test_env_disable_blocks_builtin_plugins_in_a_fresh_process():
+    builtin = sorted(ep.name for ep in builtin_entry_points())
+    code = ("import argonishche as a\n"
+            "print(sorted(b.name for b in a.backends() if b.state == 'blocked'))\n"
+            "a.blake2b(b'x').digest()")
+    out = run_python(code, ARGONISHCHE_DISABLE_BACKENDS=",".join(builtin))
+    assert out.stdout.strip() == str(builtin)
     assert out.returncode != 0 and "no usable backend" in out.stderr
+    out = run_python(code.replace("a.blake2b(b'x').digest()", "print(a.selected_backend())"),
+                     ARGONISHCHE_DISABLE_BACKENDS="ref")
+    expected = make_registry(environ={registry.DISABLE_ENV: "ref"}).selected_name("argon2")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:2] == ["['ref']", expected]
 
 
 @pytest.mark.parametrize("group", ["argonishche", "console_scripts"])
