@@ -327,3 +327,26 @@ def test_lean_entry_point_reader_agrees_with_importlib_metadata(group):
     assert ours == theirs
     if group == "argonishche":
         assert ("ref", "argonishche_backends:ref") in [(name, value) for name, value, *_ in ours]
+
+
+def test_measured_selection_picks_the_fastest_usable_backend_per_algorithm():
+    reg = make_registry(environ={registry.SELECT_ENV: "measure"})
+    usable = [b for b in reg.report() if b.state in ("selected", "available")]
+    assert all(set(b.measured_us) == set(registry.ALGORITHMS) for b in usable)
+    for algorithm in registry.ALGORITHMS:
+        fastest = min(usable, key=lambda b: b.measured_us[algorithm])
+        assert reg.selected_name(algorithm) == fastest.name
+
+
+def test_calibrate_keeps_a_forced_backend_and_reports_timings():
+    reg = make_registry(environ={registry.FORCE_ENV: "ref"})
+    timings = reg.calibrate(repetitions=1)
+    assert set(timings) == set(registry.ALGORITHMS)
+    assert all(us > 0 for per_backend in timings.values() for us in per_backend.values())
+    assert reg.selected_name("argon2") == reg.selected_name("blake2b") == "ref"
+
+
+def test_unknown_selection_mode_is_an_error():
+    reg = make_registry(environ={registry.SELECT_ENV: "fastest-please"})
+    with pytest.raises(BackendError, match="ARGONISHCHE_SELECT=fastest-please: must be one of"):
+        reg.selected_name("argon2")

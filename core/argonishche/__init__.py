@@ -39,6 +39,15 @@ def selected_backend(algorithm: str = "argon2") -> str:
     return _registry.get().selected_name(algorithm)
 
 
+def calibrate() -> dict[str, dict[str, float]]:
+    """Time the usable backends briefly and select the fastest per algorithm (from now on).
+
+    Returns ``{algorithm: {backend: microseconds}}``; ``ARGONISHCHE_SELECT=measure`` does this
+    at start-up.  A backend forced with ``ARGONISHCHE_BACKEND`` stays selected.
+    """
+    return _registry.get().calibrate()
+
+
 def memory_size(memory_cost: int, parallelism: int = 1) -> int:
     """Bytes of Argon2 work memory for these costs (m rounded down to a multiple of 4p KiB)."""
     params = Argon2Params.check(type="id", version=0x13, time_cost=1, memory_cost=memory_cost,
@@ -50,6 +59,6 @@ __all__ = [
     "Argon2Params", "ArgonishcheError", "ArgonishcheMemoryError", "Backend", "BackendError",
     "BackendInfo", "HashingError", "InvalidHashError", "ParameterError", "ParameterTypeError",
     "PasswordHasher", "Type", "VerificationError", "VerifyMismatchError", "argon2_hash",
-    "argon2_hash_encoded", "argon2_verify", "backends", "blake2b", "hookimpl", "memory_size",
-    "selected_backend",
+    "argon2_hash_encoded", "argon2_verify", "backends", "blake2b", "calibrate", "hookimpl",
+    "memory_size", "selected_backend",
 ]

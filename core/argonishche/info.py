@@ -28,6 +28,7 @@ def collect(*, cpuinfo: bool = True) -> dict:
         "backends": [dataclasses.asdict(b) for b in reg.report()],
         "selected": {},
         "forced": reg.forced,
+        "select_mode": reg.select_mode,
         "disabled_backends": sorted(reg.disabled),
         "error": str(reg.selection_error) if reg.selection_error else None,
     }
@@ -81,11 +82,16 @@ def render(report: dict) -> str:
                      f" self-test {test:<9} {b['distribution']}")
         if b["reason"]:
             lines.append(f"  {'':<10} reason: {b['reason']}")
+        if b["measured_us"]:
+            lines.append(f"  {'':<10} measured: " + ", ".join(
+                f"{algorithm} {us:,.0f} us" for algorithm, us in sorted(b["measured_us"].items())))
     lines.append("")
     for algorithm, name in report["selected"].items():
         lines.append(f"Selected for {algorithm}: {name or 'none'}")
     if report["forced"]:
         lines.append(f"Forced by {registry.FORCE_ENV}={report['forced']}")
+    lines.append(f"Selection: {report['select_mode']} ({registry.SELECT_ENV}; 'measure' times "
+                 f"the usable backends at start-up)")
     if report["error"]:
         lines.append(f"ERROR: {report['error']}")
     return "\n".join(lines)

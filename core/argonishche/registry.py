@@ -8,9 +8,11 @@ Start-up, once per process, on first use (not at import):
 2. For each registered :class:`~argonishche.hookspecs.Backend`: the CPU gate (never import, let
    alone run, kernels the CPU lacks: that is SIGILL, not an exception), then the kernel ABI of its
    compiled module, then the quick known-answer self-test.
-3. Select per algorithm the available backend with the highest priority, unless
-   ``ARGONISHCHE_BACKEND`` forces one: a forced name that is unknown or unusable is an error that
-   says why and lists what is available, never a silent fallback.
+3. Select per algorithm the available backend with the highest priority, or, with
+   ``ARGONISHCHE_SELECT=measure`` (or :meth:`Registry.calibrate`), the one that was fastest in a
+   brief timing on this machine: some CPUs run a narrower ISA faster.  ``ARGONISHCHE_BACKEND``
+   forces one instead: a forced name that is unknown or unusable is an error that says why and
+   lists what is available, never a silent fallback.
 
 After that the hot path is a lookup of two cdata pointers: no pluggy call per hash.
 """
@@ -28,7 +30,7 @@ from typing import Any
 
 import pluggy
 
-from . import cpu, hookspecs, selftest
+from . import cpu, driver, hookspecs, selftest
 from .entry_points import entry_points
 from ._core import ffi, lib
 from .errors import BackendError
@@ -36,6 +38,8 @@ from .hookspecs import PROJECT_NAME, Backend
 
 FORCE_ENV = "ARGONISHCHE_BACKEND"
 DISABLE_ENV = "ARGONISHCHE_DISABLE_BACKENDS"
+SELECT_ENV = "ARGONISHCHE_SELECT"
+SELECT_MODES = ("priority", "measure")
 ALGORITHMS = ("argon2", "blake2b")
 
 # Backend states, as ``backends()`` and ``info`` report them.
@@ -61,6 +65,7 @@ class BackendInfo:
     cpu_features: tuple[str, ...] = ()
     selected_for: tuple[str, ...] = ()
     selftest_ms: float | None = None
+    measured_us: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -74,6 +79,7 @@ class _Entry:
     module: Any = None  # the compiled module; the table lives in its data segment
     selftest_ms: float | None = None
     selected_for: list[str] = field(default_factory=list)
+    measured_us: dict[str, float] = field(default_factory=dict)  # algorithm -> best time
 
 
 def _distribution_label(entry_point) -> str:
@@ -92,6 +98,7 @@ class Registry:
                  plugin_entry_points: Iterable[Any] | None = None) -> None:
         self.forced = environ.get(FORCE_ENV, "").strip().lower() or None
         self.disabled = _names(environ.get(DISABLE_ENV, ""))
+        self.select_mode = environ.get(SELECT_ENV, "").strip().lower() or "priority"
         self.entries: dict[str, _Entry] = {}
         self.selection: dict[str, _Entry] = {}
         self.selection_error: BackendError | None = None
@@ -219,6 +226,10 @@ class Registry:
 
     def _select(self) -> None:
         usable = self.usable()
+        if self.select_mode not in SELECT_MODES:
+            self.selection_error = BackendError(
+                f"{SELECT_ENV}={self.select_mode}: must be one of {', '.join(SELECT_MODES)}")
+            return
         if self.forced is not None:
             entry = self.entries.get(self.forced)
             if entry is None or entry.backend is None:
@@ -232,14 +243,57 @@ class Registry:
                 return
             chosen = entry
         elif usable:
+            if self.select_mode == "measure":
+                self.calibrate()
+                return
             chosen = max(usable, key=lambda e: (e.backend.priority, e.name))
         else:
             self.selection_error = BackendError(f"no usable backend. {self._summary()}")
             return
-        for algorithm in ALGORITHMS:
-            self.selection[algorithm] = chosen
-            chosen.selected_for.append(algorithm)
-            chosen.state = SELECTED
+        self._choose({algorithm: chosen for algorithm in ALGORITHMS})
+
+    def _choose(self, choice: dict[str, _Entry]) -> None:
+        for entry in self.entries.values():
+            entry.selected_for.clear()
+            if entry.state == SELECTED:
+                entry.state = AVAILABLE
+        for algorithm, entry in choice.items():
+            self.selection[algorithm] = entry
+            entry.selected_for.append(algorithm)
+            entry.state = SELECTED
+
+    def calibrate(self, repetitions: int = 5) -> dict[str, dict[str, float]]:
+        """Time every usable backend briefly and select the fastest for each algorithm.
+
+        Each backend hashes a small Argon2d (t=1, 256 KiB) and 64 KiB of BLAKE2b, interleaved
+        with the others, *repetitions* times; the best time counts (noise only adds time).
+        Returns {algorithm: {backend: microseconds}}; a forced backend stays forced.
+        """
+        usable = self.usable()
+        if not usable:
+            raise self.selection_error or BackendError(f"no usable backend. {self._summary()}")
+        message = bytes(65536)
+        work = {
+            "argon2": lambda t: driver.argon2(
+                t, t, type="d", version=0x13, time_cost=1, memory_cost=256, parallelism=1,
+                threads=1, password=b"calibrate", salt=bytes(16), secret=b"",
+                associated_data=b"", hash_len=32),
+            "blake2b": lambda t: driver.blake2b_update(
+                driver.new_blake2b_state(t, 64, b"", b"", b""), message),
+        }
+        for _ in range(repetitions):
+            for entry in usable:
+                for algorithm, run in work.items():
+                    started = time.perf_counter()
+                    run(entry.table)
+                    elapsed = (time.perf_counter() - started) * 1e6
+                    best = entry.measured_us.get(algorithm, float("inf"))
+                    entry.measured_us[algorithm] = min(best, elapsed)
+        if self.forced is None:
+            self._choose({algorithm: min(usable, key=lambda e: e.measured_us[algorithm])
+                          for algorithm in ALGORITHMS})
+        return {algorithm: {e.name: e.measured_us[algorithm] for e in usable}
+                for algorithm in ALGORITHMS}
 
     def kernel_table(self, algorithm: str, backend: str | None = None):
         """The kernel table to use for *algorithm*, or for the backend named *backend*."""
@@ -270,6 +324,7 @@ class Registry:
             description=e.backend.description if e.backend else "",
             cpu_features=tuple(sorted(e.backend.cpu_features)) if e.backend else (),
             selected_for=tuple(e.selected_for), selftest_ms=e.selftest_ms,
+            measured_us=dict(e.measured_us),
         ) for e in sorted(self.entries.values(),
                           key=lambda e: (-(e.backend.priority if e.backend else -1), e.name))]
 
