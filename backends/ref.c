@@ -55,30 +55,40 @@ static inline uint64_t blamka(uint64_t a, uint64_t b) {
     return a + b + 2 * (uint64_t)(uint32_t)a * (uint32_t)b;
 }
 
-static inline void gb(uint64_t *a, uint64_t *b, uint64_t *c, uint64_t *d) {
-    *a = blamka(*a, *b);
-    *d = argonishche_rotr64(*d ^ *a, 32);
-    *c = blamka(*c, *d);
-    *b = argonishche_rotr64(*b ^ *c, 24);
-    *a = blamka(*a, *b);
-    *d = argonishche_rotr64(*d ^ *a, 16);
-    *c = blamka(*c, *d);
-    *b = argonishche_rotr64(*b ^ *c, 63);
-}
+#define GB(a, b, c, d)                          \
+    do {                                        \
+        a = blamka(a, b);                       \
+        d = argonishche_rotr64(d ^ a, 32);      \
+        c = blamka(c, d);                       \
+        b = argonishche_rotr64(b ^ c, 24);      \
+        a = blamka(a, b);                       \
+        d = argonishche_rotr64(d ^ a, 16);      \
+        c = blamka(c, d);                       \
+        b = argonishche_rotr64(b ^ c, 63);      \
+    } while (0)
 
-/* The permutation P on sixteen words v[0..15], given as word indices into a block. */
-static void permute(uint64_t *w, const int idx[16]) {
-    uint64_t *v[16];
-    for (int i = 0; i < 16; i++) v[i] = &w[idx[i]];
-    gb(v[0], v[4], v[8], v[12]);
-    gb(v[1], v[5], v[9], v[13]);
-    gb(v[2], v[6], v[10], v[14]);
-    gb(v[3], v[7], v[11], v[15]);
-    gb(v[0], v[5], v[10], v[15]);
-    gb(v[1], v[6], v[11], v[12]);
-    gb(v[2], v[7], v[8], v[13]);
-    gb(v[3], v[4], v[9], v[14]);
-}
+/* The permutation P on sixteen words v0..v15 (RFC 9106 section 3.6).  A macro over lvalues, so
+ * the compiler sees fixed word indices and keeps the sixteen words in registers. */
+#define PERMUTE(v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15) \
+    do {                                                                            \
+        GB(v0, v4, v8, v12);                                                        \
+        GB(v1, v5, v9, v13);                                                        \
+        GB(v2, v6, v10, v14);                                                       \
+        GB(v3, v7, v11, v15);                                                       \
+        GB(v0, v5, v10, v15);                                                       \
+        GB(v1, v6, v11, v12);                                                       \
+        GB(v2, v7, v8, v13);                                                        \
+        GB(v3, v4, v9, v14);                                                        \
+    } while (0)
+
+/* Row r is words 16r..16r+15; column c is the word pairs 2c+16k, 2c+16k+1 for k = 0..7. */
+#define PERMUTE_ROW(z, b)                                                                    \
+    PERMUTE(z[b], z[b + 1], z[b + 2], z[b + 3], z[b + 4], z[b + 5], z[b + 6], z[b + 7],     \
+            z[b + 8], z[b + 9], z[b + 10], z[b + 11], z[b + 12], z[b + 13], z[b + 14], z[b + 15])
+#define PERMUTE_COLUMN(z, c)                                                                 \
+    PERMUTE(z[c], z[c + 1], z[c + 16], z[c + 17], z[c + 32], z[c + 33], z[c + 48], z[c + 49], \
+            z[c + 64], z[c + 65], z[c + 80], z[c + 81], z[c + 96], z[c + 97], z[c + 112],    \
+            z[c + 113])
 
 /* RFC 9106 section 3.5: R = X ^ Y; P on the eight rows of sixteen words, then on the eight
  * columns (16-byte registers R_j, R_j+8, ..., R_j+56, i.e. word pairs 2j+16k, 2j+16k+1);
@@ -93,19 +103,8 @@ static void ref_argon2_fill_block(argonishche_block *next, const argonishche_blo
     if (xor_into_next)
         for (int i = 0; i < ARGONISHCHE_BLOCK_WORDS; i++) r[i] ^= next->v[i];
 
-    for (int row = 0; row < 8; row++) {
-        int idx[16];
-        for (int k = 0; k < 16; k++) idx[k] = 16 * row + k;
-        permute(z, idx);
-    }
-    for (int col = 0; col < 8; col++) {
-        int idx[16];
-        for (int k = 0; k < 8; k++) {
-            idx[2 * k] = 2 * col + 16 * k;
-            idx[2 * k + 1] = 2 * col + 16 * k + 1;
-        }
-        permute(z, idx);
-    }
+    for (int row = 0; row < 8; row++) PERMUTE_ROW(z, 16 * row);
+    for (int column = 0; column < 8; column++) PERMUTE_COLUMN(z, 2 * column);
     for (int i = 0; i < ARGONISHCHE_BLOCK_WORDS; i++) next->v[i] = z[i] ^ r[i];
 }
 
