@@ -19,6 +19,7 @@ from ._core import ffi, lib
 from .params import byte_buffer, integer
 
 _per_thread = threading.local()
+_NONE = b""  # the defaults; `is` tests for them cost less than comparisons on the hot path
 
 
 def _output_buffer():
@@ -41,10 +42,10 @@ class blake2b:  # noqa: N801 - the hashlib name, so it can replace hashlib.blake
     MAX_DIGEST_SIZE = 64
     __slots__ = ("_pending", "_state", "digest_size")
 
-    def __init__(self, data=b"", *, digest_size: int = 64, key=b"", salt=b"", person=b"",
-                 usedforsecurity: bool = True, backend: str | None = None) -> None:
-        if (type(data) is bytes and type(digest_size) is int and 1 <= digest_size <= 64
-                and key == b"" and salt == b"" and person == b"" and backend is None):
+    def __init__(self, data=_NONE, *, digest_size: int = 64, key=_NONE, salt=_NONE,
+                 person=_NONE, usedforsecurity: bool = True, backend: str | None = None) -> None:
+        if (key is _NONE and salt is _NONE and person is _NONE and backend is None
+                and type(data) is bytes and type(digest_size) is int and 0 < digest_size <= 64):
             self._pending = data   # bytes cannot change under us: hash it when asked
             self._state = None
             self.digest_size = digest_size
@@ -63,7 +64,7 @@ class blake2b:  # noqa: N801 - the hashlib name, so it can replace hashlib.blake
         """The C state, made from the pending bytes the first time it is needed."""
         if self._state is None:
             self._state = driver.new_blake2b_state(
-                registry.get().kernel_table("blake2b"), self.digest_size, b"", b"", b"")
+                registry.selected_table("blake2b"), self.digest_size, b"", b"", b"")
             driver.blake2b_update(self._state, self._pending)
             self._pending = None
         return self._state
@@ -79,9 +80,10 @@ class blake2b:  # noqa: N801 - the hashlib name, so it can replace hashlib.blake
         if self._state is not None:
             return driver.blake2b_digest(self._state)
         out = _output_buffer()
-        lib.argonishche_blake2b_oneshot(registry.get().kernel_table("blake2b"), out,
-                                        self.digest_size, self._pending, len(self._pending))
-        return ffi.unpack(out, self.digest_size)
+        size = self.digest_size
+        lib.argonishche_blake2b_oneshot(registry.selected_table("blake2b"), out, size,
+                                        self._pending, len(self._pending))
+        return out[0:size]
 
     def hexdigest(self) -> str:
         return self.digest().hex()

@@ -101,6 +101,7 @@ class Registry:
         self.select_mode = environ.get(SELECT_ENV, "").strip().lower() or "priority"
         self.entries: dict[str, _Entry] = {}
         self.selection: dict[str, _Entry] = {}
+        self.tables: dict[str, Any] = {}   # algorithm -> selected kernel table, for hot paths
         self.selection_error: BackendError | None = None
         self.plugin_manager = pluggy.PluginManager(PROJECT_NAME)
         self.plugin_manager.add_hookspecs(hookspecs)
@@ -259,6 +260,7 @@ class Registry:
                 entry.state = AVAILABLE
         for algorithm, entry in choice.items():
             self.selection[algorithm] = entry
+            self.tables[algorithm] = entry.table
             entry.selected_for.append(algorithm)
             entry.state = SELECTED
 
@@ -339,6 +341,14 @@ def get() -> Registry:
     if registry is None:
         registry = _build()
     return registry
+
+
+def selected_table(algorithm: str):
+    """The selected kernel table for *algorithm*: the hot paths' one dictionary lookup."""
+    try:
+        return _registry.tables[algorithm]
+    except (AttributeError, KeyError):  # not built yet, or no usable backend (raises why)
+        return get().kernel_table(algorithm)
 
 
 def _build() -> Registry:
