@@ -175,10 +175,9 @@ def wrong_kernels(tmp_path_factory):
         pytest.skip("no C compiler to build a deliberately broken backend")
     build = tmp_path_factory.mktemp("wrong_kernels")
     source = REF_SOURCE.read_text()
-    assert "*b = argonishche_rotr64(*b ^ *c, 63);" in source
-    (build / "wrong.c").write_text(
-        source.replace("*b = argonishche_rotr64(*b ^ *c, 63);",
-                       "*b = argonishche_rotr64(*b ^ *c, 62);"))
+    rotation = "b = argonishche_rotr64(b ^ c, 63);"
+    assert rotation in source
+    (build / "wrong.c").write_text(source.replace(rotation, rotation.replace("63", "62")))
     builder = backend_ffibuilder("wrong_kernels_mod", [str(build / "wrong.c")])
     builder.compile(tmpdir=str(build))
     sys.path.insert(0, str(build))

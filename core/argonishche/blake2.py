@@ -83,7 +83,7 @@ class blake2b:  # noqa: N801 - the hashlib name, so it can replace hashlib.blake
         size = self.digest_size
         lib.argonishche_blake2b_oneshot(registry.selected_table("blake2b"), out, size,
                                         self._pending, len(self._pending))
-        return out[0:size]
+        return ffi.unpack(out, size)
 
     def hexdigest(self) -> str:
         return self.digest().hex()
