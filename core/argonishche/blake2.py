@@ -57,7 +57,7 @@ class blake2b:  # noqa: N801 - the hashlib name, so it can replace hashlib.blake
             byte_buffer("key", key, max_len=self.MAX_KEY_SIZE),
             byte_buffer("salt", salt, max_len=self.SALT_SIZE),
             byte_buffer("person", person, max_len=self.PERSON_SIZE))
-        if data:
+        if data is not _NONE:
             self.update(data)
 
     def _materialize(self):
