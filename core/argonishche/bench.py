@@ -251,3 +251,43 @@ def bench_blake2b(*, repetitions: int, budget: float, progress=None, out=sys.std
             report.setdefault(label, []).append({"subject": s.name.strip(), "mb_per_s": mbps,
                                                  "samples_s": s.samples})
     return report
+
+
+# ---- start-up -------------------------------------------------------------------------------
+
+STARTUP_CASES = {
+    "python -c pass": "pass",
+    "import argonishche + first hash": (
+        "import argonishche; argonishche.argon2_hash(b'pw', b'saltsalt', memory_cost=8, "
+        "parallelism=1, time_cost=1)"),
+    "import argon2 + first hash": (
+        "import argon2.low_level as a; a.hash_secret_raw(b'pw', b'saltsalt', time_cost=1, "
+        "memory_cost=8, parallelism=1, hash_len=32, type=a.Type.ID)"),
+}
+
+
+def bench_startup(repetitions: int = 15, out=sys.stdout) -> dict:
+    """Cold start of a fresh interpreter to its first Argon2 tag, ours against argon2-cffi's.
+
+    Each sample is a new process (cold: imports, plugin discovery, CPU probe and self-test all
+    included), interleaved case by case; the first hash uses tiny costs so that start-up shows.
+    """
+    import subprocess
+
+    cases = dict(STARTUP_CASES)
+    try:
+        import argon2  # noqa: F401
+    except ImportError:
+        cases.pop("import argon2 + first hash")
+    samples: dict[str, list[float]] = {name: [] for name in cases}
+    for _ in range(repetitions):
+        for name, code in cases.items():
+            started = time.perf_counter()
+            subprocess.run([sys.executable, "-c", code], check=True)
+            samples[name].append(time.perf_counter() - started)
+    print(f"Start-up (cold: a new process each time; {repetitions} interleaved repetitions)",
+          file=out)
+    for name, values in samples.items():
+        print(f"  {name:<34}{statistics.median(values) * 1e3:>8.1f} ms median  "
+              f"{_spread(values, lambda x: x * 1e3):>15} ms", file=out)
+    return {name: values for name, values in samples.items()}

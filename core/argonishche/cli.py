@@ -40,6 +40,8 @@ def _bench(args) -> int:
     show = progress if sys.stderr.isatty() else None
     results = {}
     try:
+        if args.startup:
+            results["startup"] = bench.bench_startup(args.repetitions)
         if not args.no_argon2:
             points = [bench.Point.parse(p) for p in args.point] or list(bench.DEFAULT_POINTS)
             results["argon2"] = bench.bench_argon2(points, peers=args.peers,
@@ -82,6 +84,8 @@ def main(argv=None) -> int:
                               help="time per sample (default 0.2)")
     bench_parser.add_argument("--no-blake2b", action="store_true")
     bench_parser.add_argument("--no-argon2", action="store_true")
+    bench_parser.add_argument("--startup", action="store_true",
+                              help="also time a new process's import and first hash")
     bench_parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     bench_parser.set_defaults(run=_bench)
     args = parser.parse_args(argv)
