@@ -9,5 +9,6 @@ setup(
         "backends/build_backends.py:sse2",
         "backends/build_backends.py:ssse3",
         "backends/build_backends.py:sse41",
+        "backends/build_backends.py:avx2",
     ],
 )

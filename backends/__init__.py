@@ -35,3 +35,4 @@ sse2 = _builtin("sse2", "SSE2, 128-bit vectors", {"sse2"}, 10)
 ssse3 = _builtin("ssse3", "SSSE3, 128-bit vectors, byte-shuffle rotations",
                  {"sse2", "ssse3"}, 20)
 sse41 = _builtin("sse41", "SSE4.1, 128-bit vectors, blends", {"sse2", "ssse3", "sse4_1"}, 30)
+avx2 = _builtin("avx2", "AVX2, 256-bit vectors, two Argon2 rows per register", {"avx", "avx2"}, 40)

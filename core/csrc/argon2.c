@@ -118,9 +118,10 @@ static void fill_first_blocks(const argonishche_kernel_table *k, const argon2_in
  * G(ZERO, G(ZERO, input)) with the input block's counter advanced first. */
 static void next_addresses(const argon2_instance *inst, argonishche_block *address,
                            argonishche_block *input, const argonishche_block *zero) {
+    _Alignas(64) argonishche_block first; /* the kernel contract forbids next aliasing ref */
     input->v[6]++;
-    inst->fill_block(address, zero, input, 0);
-    inst->fill_block(address, zero, address, 0);
+    inst->fill_block(&first, zero, input, 0);
+    inst->fill_block(address, zero, &first, 0);
 }
 
 /* Section 3.4.2: map J1 onto the blocks this position may reference, biased toward recent ones. */
