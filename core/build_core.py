@@ -1,7 +1,8 @@
 """cffi build script for argonishche._core: the Argon2 driver, BLAKE2b and the CPU probe.
 
 Run by setuptools (see setup.py's cffi_modules) from the project root.  The declarations below
-mirror core/csrc/argonishche_core.h, which documents them.
+mirror core/csrc/argonishche_core.h, which documents them; byte inputs are declared ``char *``
+here so that cffi passes a Python ``bytes`` object straight through, without a from_buffer.
 """
 
 import os
@@ -39,11 +40,11 @@ typedef struct argonishche_kernel_table {
 typedef struct argonishche_blake2b_state { size_t digest_size; ...; } argonishche_blake2b_state;
 
 int argonishche_blake2b_init(argonishche_blake2b_state *state, const void *kernel_table,
-                             size_t digest_size, const uint8_t *key, size_t key_len,
-                             const uint8_t *salt, size_t salt_len, const uint8_t *person,
+                             size_t digest_size, const char *key, size_t key_len,
+                             const char *salt, size_t salt_len, const char *person,
                              size_t person_len);
-void argonishche_blake2b_update(argonishche_blake2b_state *state, const uint8_t *data, size_t len);
-void argonishche_blake2b_final(const argonishche_blake2b_state *state, uint8_t *out);
+void argonishche_blake2b_update(argonishche_blake2b_state *state, const char *data, size_t len);
+void argonishche_blake2b_final(const argonishche_blake2b_state *state, char *out);
 int argonishche_blake2b_oneshot(const void *kernel_table, char *out, size_t digest_size,
                                 const char *data, size_t len);
 

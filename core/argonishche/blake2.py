@@ -77,9 +77,9 @@ class blake2b:  # noqa: N801 - the hashlib name, so it can replace hashlib.blake
 
     def digest(self) -> bytes:
         """The digest so far; hashing may continue afterwards."""
-        if self._state is not None:
-            return driver.blake2b_digest(self._state)
         out = _output_buffer()
+        if self._state is not None:
+            return driver.blake2b_digest(self._state, out)
         size = self.digest_size
         lib.argonishche_blake2b_oneshot(registry.selected_table("blake2b"), out, size,
                                         self._pending, len(self._pending))

@@ -50,12 +50,17 @@ def argon2(argon2_table, blake2b_table, *, type: str, version: int, time_cost: i
     raise HashingError(f"Argon2 driver failed with status {status}")
 
 
+def c_bytes(data):
+    """*data* as a C ``char *`` argument: bytes pass as they are, other buffers unmoved."""
+    return data if type(data) is bytes else ffi.from_buffer(data)
+
+
 def new_blake2b_state(table, digest_size: int, key, salt, person):
     """An initialised BLAKE2b state (cdata) hashing with *table*'s compression function."""
     state = ffi.new("argonishche_blake2b_state *")
-    key_c, salt_c, person_c = ffi.from_buffer(key), ffi.from_buffer(salt), ffi.from_buffer(person)
+    key_c = c_bytes(key)
     status = lib.argonishche_blake2b_init(state, table, digest_size, key_c, len(key_c),
-                                          salt_c, len(salt_c), person_c, len(person_c))
+                                          c_bytes(salt), len(salt), c_bytes(person), len(person))
     if status != lib.ARGONISHCHE_OK:
         raise ParameterError("the C driver refused the BLAKE2b parameters")
     if key_c:
@@ -69,11 +74,13 @@ def wipe_state(state) -> None:
 
 
 def blake2b_update(state, data) -> None:
-    buffer = ffi.from_buffer(data)
+    buffer = c_bytes(data)
     lib.argonishche_blake2b_update(state, buffer, len(buffer))
 
 
-def blake2b_digest(state) -> bytes:
-    out = ffi.new("uint8_t[]", state.digest_size)
+def blake2b_digest(state, out=None) -> bytes:
+    """The digest of *state* so far, written through *out* (a ``char[64]``) if given."""
+    if out is None:
+        out = ffi.new("char[64]")
     lib.argonishche_blake2b_final(state, out)
-    return ffi.buffer(out)[:]
+    return ffi.unpack(out, state.digest_size)

@@ -63,6 +63,8 @@ def integer(name: str, value, low: int, high: int) -> int:
 def byte_buffer(name: str, value, *, min_len: int = 0, max_len: int = UINT32_MAX,
                 allow_str: bool = False):
     """A C-contiguous bytes-like object (no copy), or UTF-8 bytes of a str where allowed."""
+    if type(value) is bytes and min_len <= len(value) <= max_len:
+        return value  # the common case, without making a memoryview
     if isinstance(value, str):
         if not allow_str:
             raise ParameterTypeError(f"{name} must be bytes-like, not str (encode it first)")
