@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from . import info, registry, selftest
@@ -89,7 +90,12 @@ def main(argv=None) -> int:
     bench_parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     bench_parser.set_defaults(run=_bench)
     args = parser.parse_args(argv)
-    return args.run(args)
+    try:
+        return args.run(args)
+    except BrokenPipeError:
+        # `argonishche info | head`: the reader left; say nothing more (Python's documented way).
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":

@@ -147,7 +147,10 @@ static uint32_t reference_index(const argon2_instance *inst, uint32_t pass, uint
     uint32_t relative = area - 1 - (uint32_t)y;
     /* After the first pass, W starts just after the current segment and wraps. */
     uint32_t start = (pass != 0 && slice != SYNC_POINTS - 1) ? (slice + 1) * segment : 0;
-    return (uint32_t)(((uint64_t)start + relative) % inst->lane_length);
+    /* start + relative < 2 * lane_length, so one subtraction replaces a 64-bit division that
+     * would sit between every two blocks of Argon2d. */
+    uint64_t position = (uint64_t)start + relative;
+    return (uint32_t)(position >= inst->lane_length ? position - inst->lane_length : position);
 }
 
 static void fill_segment(const argon2_instance *inst, uint32_t pass, uint32_t slice,
@@ -185,7 +188,7 @@ static void fill_segment(const argon2_instance *inst, uint32_t pass, uint32_t sl
         }
         uint32_t ref_lane = (pass == 0 && slice == 0)
                                 ? lane
-                                : (uint32_t)((pseudo_random >> 32) % inst->lanes);
+                                : (uint32_t)(pseudo_random >> 32) % inst->lanes; /* 32-bit div */
         uint32_t ref_column = reference_index(inst, pass, slice, i, (uint32_t)pseudo_random,
                                               ref_lane == lane);
         inst->fill_block(&lane_start[column], &lane_start[prev_column],
