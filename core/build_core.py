@@ -31,10 +31,14 @@ CDEF = """
 #define ARGONISHCHE_CPU_AVX512VL ...
 #define ARGONISHCHE_CPU_AVX512BW ...
 
+typedef struct argonishche_block { uint64_t v[128]; } argonishche_block;
 typedef struct argonishche_kernel_table {
     uint32_t abi_version;
     uint32_t table_size;
-    ...;
+    void (*blake2b_compress)(uint64_t h[8], uint64_t t[2], const uint8_t *blocks,
+                             size_t nblocks, uint64_t increment, uint64_t final_flag);
+    void (*argon2_fill_block)(argonishche_block *next, const argonishche_block *prev,
+                              const argonishche_block *ref, int xor_into_next);
 } argonishche_kernel_table;
 
 typedef struct argonishche_blake2b_state { size_t digest_size; ...; } argonishche_blake2b_state;

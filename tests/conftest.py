@@ -8,21 +8,11 @@ cannot go green by skipping what it was meant to prove.
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 import argonishche
-
-REQUIRE_ENV = "ARGONISHCHE_REQUIRE_BACKENDS"
-USABLE = ("selected", "available")
-
-
-def required_backends() -> set[str]:
-    names = {n.strip().lower() for n in os.environ.get(REQUIRE_ENV, "").split(",") if n.strip()}
-    if "all" in names:
-        names = {b.name for b in argonishche.backends()}
-    return names
+from argonishche.testing import USABLE_STATES as USABLE
+from argonishche.testing import required_backends
 
 
 def pytest_generate_tests(metafunc):

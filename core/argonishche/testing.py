@@ -5,19 +5,27 @@ A plugin's test suite needs only::
     import argonishche.testing as conformance
 
     def test_my_backend_conforms():
+        conformance.usable_or_skip("mine")
         assert conformance.check_backend("mine") == []
 
-:func:`check_backend` runs every known-answer vector (``argonishche.vectors``), then differential
-tests against the portable ``ref`` backend (Argon2) and ``hashlib`` (BLAKE2b) on seeded random
-and boundary inputs.  The case generators are public too, for parametrised tests.
+:func:`check_backend` runs the kernels directly against ``ref``'s on the cases the API cannot
+reach (aliased blocks, a byte counter about to carry), every known-answer vector
+(``argonishche.vectors``), then differential tests against ``ref`` (Argon2) and ``hashlib``
+(BLAKE2b) on seeded random and boundary inputs.  The case generators are public too.
+
+``ARGONISHCHE_REQUIRE_BACKENDS=a,b`` (or ``all``) names backends that must be usable:
+:func:`usable_or_skip` fails for them instead of skipping, so that a run on an emulated CPU
+cannot pass by skipping what it was meant to prove.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import random
 
 from . import registry, selftest
+from ._core import ffi
 from .argon2 import argon2_hash
 from .blake2 import blake2b
 
@@ -73,14 +81,95 @@ def blake2b_failures(backend: str, case: dict) -> list[str]:
     return failures
 
 
+REQUIRE_ENV = "ARGONISHCHE_REQUIRE_BACKENDS"
+USABLE_STATES = registry.USABLE_STATES
+
+
+def required_backends() -> set[str]:
+    """Backend names ``ARGONISHCHE_REQUIRE_BACKENDS`` lists (``all``: every registered one)."""
+    names = {n.strip().lower() for n in os.environ.get(REQUIRE_ENV, "").split(",") if n.strip()}
+    if "all" in names:
+        names = {b.name for b in registry.get().report()}
+    return names
+
+
+def usable_or_skip(name: str) -> None:
+    """Skip the calling pytest test if backend *name* cannot run here, saying why; fail instead
+    if ``ARGONISHCHE_REQUIRE_BACKENDS`` requires it."""
+    import pytest
+
+    info = next((b for b in registry.get().report() if b.name == name), None)
+    if info is None or info.state not in USABLE_STATES:
+        why = "not registered" if info is None else f"{info.state}: {info.reason}"
+        message = f"backend {name} is {why}"
+        if name in required_backends():
+            pytest.fail(f"{message} (required by {REQUIRE_ENV})")
+        pytest.skip(message)
+
+
+def _aligned_blocks(count: int):
+    """*count* 64-byte aligned blocks (the contract's alignment) and the buffer that owns them."""
+    owner = ffi.new("char[]", 1024 * count + 64)
+    address = int(ffi.cast("uintptr_t", owner))
+    return owner, ffi.cast("argonishche_block *", address + (-address % 64))
+
+
+def kernel_failures(name: str, rounds: int = 8, seed: int = 0) -> list[str]:
+    """The two kernels of backend *name* called directly, against ref's, one line per failure.
+
+    Covers what the API reaches rarely or never: prev == ref (allowed by the contract),
+    xor_into_next, runs of 0..5 BLAKE2b blocks, final blocks with their own byte count, and the
+    128-bit counter carrying from t[0] into t[1].
+    """
+    reg = registry.get()
+    ours, ref = reg.kernel_table("argon2", name), reg.kernel_table("argon2", "ref")
+    rng = random.Random(seed)
+    failures = []
+    owner, blocks = _aligned_blocks(6)  # prev, ref, next for each of the two kernels
+    for same_prev_and_ref in (False, True):
+        for xor_into_next in (0, 1):
+            for _ in range(rounds):
+                words = [rng.getrandbits(64) for _ in range(3 * 128)]
+                results = []
+                for kernel, base in ((ours, 0), (ref, 3)):
+                    prev, other, out = blocks + base, blocks + base + 1, blocks + base + 2
+                    for i in range(128):
+                        prev.v[i], other.v[i], out.v[i] = words[i], words[128 + i], words[256 + i]
+                    kernel.argon2_fill_block(out, prev, prev if same_prev_and_ref else other,
+                                             xor_into_next)
+                    results.append(list(out.v))
+                if results[0] != results[1]:
+                    failures.append(f"argon2_fill_block prev==ref={same_prev_and_ref} "
+                                    f"xor_into_next={xor_into_next}")
+                    break
+    data = ffi.new("uint8_t[]", rng.randbytes(128 * 5))
+    for t0 in (0, 2**64 - 300, 2**64 - 128):
+        for nblocks in range(6):
+            runs = [(128, 0)] + ([(1, 2**64 - 1), (77, 2**64 - 1)] if nblocks == 1 else [])
+            for increment, final_flag in runs:
+                h0 = [rng.getrandbits(64) for _ in range(8)]
+                outputs = []
+                for kernel in (ours, ref):
+                    h, t = ffi.new("uint64_t[8]", h0), ffi.new("uint64_t[2]", [t0, 3])
+                    kernel.blake2b_compress(h, t, data, nblocks, increment, final_flag)
+                    outputs.append((list(h), list(t)))
+                if outputs[0] != outputs[1]:
+                    failures.append(f"blake2b_compress t0={t0:#x} nblocks={nblocks} "
+                                    f"increment={increment} final={final_flag:#x}")
+    del owner
+    return failures
+
+
 def check_backend(name: str, count: int = 60, seed: int = 0) -> list[str]:
-    """Every vector and *count* differential cases on backend *name*; one line per failure.
+    """The kernels, every vector and *count* differential cases on backend *name*; one line
+    per failure.
 
     :raises argonishche.BackendError: the backend is not usable here (unknown, blocked, the CPU
         lacks its features, or it failed the start-up self-test).
     """
     table = registry.get().kernel_table("argon2", name)
-    failures = [f"known answer: {line}" for line in selftest.run(table, full=True)]
+    failures = kernel_failures(name, seed=seed)
+    failures += [f"known answer: {line}" for line in selftest.run(table, full=True)]
     for case in argon2_cases(count, seed):
         if argon2_hash(backend=name, **case) != argon2_hash(backend="ref", **case):
             shown = {k: v for k, v in case.items() if not isinstance(v, bytes)}
