@@ -78,7 +78,7 @@ def render(report: dict) -> str:
     for b in report["backends"]:
         needs = ",".join(b["cpu_features"]) or "-"
         test = f"{b['selftest_ms']:.2f} ms" if b["selftest_ms"] is not None else "-"
-        lines.append(f"  {b['name']:<10} {b['state']:<16} prio {b['priority']:<4} needs {needs:<14}"
+        lines.append(f"  {b['name']:<10} {b['state']:<16} prio {b['priority']:<4} needs {needs:<24}"
                      f" self-test {test:<9} {b['distribution']}")
         if b["reason"]:
             lines.append(f"  {'':<10} reason: {b['reason']}")
