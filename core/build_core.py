@@ -71,6 +71,7 @@ typedef struct argonishche_argon2_request {
     size_t tag_len;
     void *memory;
     size_t memory_len;
+    int wipe_memory;
 } argonishche_argon2_request;
 
 size_t argonishche_argon2_memory_size(uint32_t memory_cost, uint32_t lanes);
@@ -79,13 +80,19 @@ int argonishche_argon2_hash(const void *argon2_kernels, const void *blake2b_kern
 void argonishche_secure_wipe(void *p, size_t n);
 uint32_t argonishche_cpu_features(void);
 uint64_t argonishche_dependent_adds(uint64_t rounds);
+
+/* From the C library, for the built-in allocators (argonishche.allocators). */
+void *aligned_alloc(size_t alignment, size_t size);
+void free(void *p);
+int mlock(const void *p, size_t n);
+int munlock(const void *p, size_t n);
 """
 
 ffibuilder = FFI()
 ffibuilder.cdef(CDEF)
 ffibuilder.set_source(
     "argonishche._core",
-    '#include "argonishche_core.h"',
+    '#include <stdlib.h>\n#include <sys/mman.h>\n#include "argonishche_core.h"',
     sources=[os.path.join(CSRC, name) for name in
              ("argon2.c", "blake2b.c", "clock.c", "cpu_features.c", "memory.c")],
     include_dirs=[CSRC, INCLUDE],

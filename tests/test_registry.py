@@ -349,3 +349,21 @@ def test_unknown_selection_mode_is_an_error():
     reg = make_registry(environ={registry.SELECT_ENV: "fastest-please"})
     with pytest.raises(BackendError, match="ARGONISHCHE_SELECT=fastest-please: must be one of"):
         reg.selected_name("argon2")
+
+
+def test_allocator_plugins_register_through_argonishche_register_allocators():
+    class Pool(hookspecs.Allocator):
+        name, description = "pool", "a test pool"
+
+        def acquire(self, size):
+            return bytearray(size + 63)
+
+    class Plugin:
+        @hookspecs.hookimpl
+        def argonishche_register_allocators(self, register):
+            register(Pool())
+    reg = make_registry(FakeEntryPoint("pool", Plugin()))
+    assert reg.allocator("pool").description == "a test pool"
+    assert reg.allocator().name == registry.DEFAULT_ALLOCATOR
+    with pytest.raises(BackendError, match="allocator 'nope'.*Registered: .*pool"):
+        reg.allocator("nope")

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from . import registry as _registry
 from .argon2 import argon2_hash, argon2_hash_encoded, argon2_verify
+from .batch import hash_many
 from .blake2 import blake2b
+from .driver import ALIGNMENT_SLACK as _ALIGNMENT_SLACK
 from .driver import memory_size as _memory_size
 from .errors import (
     ArgonishcheError,
@@ -21,7 +23,7 @@ from .errors import (
     VerificationError,
     VerifyMismatchError,
 )
-from .hookspecs import Backend, hookimpl
+from .hookspecs import Allocator, Backend, hookimpl
 from .params import Argon2Params, Type
 from .password_hasher import PasswordHasher
 from .registry import BackendInfo
@@ -48,17 +50,25 @@ def calibrate() -> dict[str, dict[str, float]]:
     return _registry.get().calibrate()
 
 
+def trim_memory() -> int:
+    """Return the work memory allocators keep between hashes (the arenas of idle threads) to the
+    OS, after wiping it; the number of bytes returned.  Interpreter exit does this too."""
+    reg = _registry.get()
+    return sum(allocator.trim() for allocator, _ in reg.allocators.values())
+
+
 def memory_size(memory_cost: int, parallelism: int = 1) -> int:
-    """Bytes of Argon2 work memory for these costs (m rounded down to a multiple of 4p KiB)."""
+    """Bytes a buffer passed as ``memory=`` needs for these costs: m rounded down to a multiple
+    of 4p KiB, plus 63 bytes so that any buffer, aligned or not, holds 64-byte aligned blocks."""
     params = Argon2Params.check(type="id", version=0x13, time_cost=1, memory_cost=memory_cost,
                                 parallelism=parallelism, hash_len=32)
-    return _memory_size(params.memory_cost, params.parallelism)
+    return _memory_size(params.memory_cost, params.parallelism) + _ALIGNMENT_SLACK
 
 
 __all__ = [
     "Argon2Params", "ArgonishcheError", "ArgonishcheMemoryError", "Backend", "BackendError",
     "BackendInfo", "HashingError", "InvalidHashError", "ParameterError", "ParameterTypeError",
     "PasswordHasher", "Type", "VerificationError", "VerifyMismatchError", "argon2_hash",
-    "argon2_hash_encoded", "argon2_verify", "backends", "blake2b", "calibrate", "hookimpl",
-    "memory_size", "selected_backend",
+    "argon2_hash_encoded", "argon2_verify", "backends", "blake2b", "calibrate", "hash_many",
+    "hookimpl", "memory_size", "selected_backend", "trim_memory", "Allocator",  # noqa: RUF022
 ]

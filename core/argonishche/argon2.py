@@ -7,33 +7,64 @@ lookups after the first call) and makes one C call, with the GIL released while 
 from __future__ import annotations
 
 from . import driver, phc, registry
-from .errors import InvalidHashError, ParameterError, VerifyMismatchError
+from .errors import InvalidHashError, ParameterError, ParameterTypeError, VerifyMismatchError
 from .params import MIN_SALT_LEN, Argon2Params, byte_buffer, to_type
 
 DEFAULTS = dict(type="id", time_cost=3, memory_cost=65536, parallelism=4, hash_len=32,
                 version=0x13)
 
 
+def _wipe_policy(wipe):
+    """(wipe in C, Python callback): True wipes securely in C; False opts out; a callable gets
+    the work memory as a writable memoryview before it is freed or reused."""
+    if wipe is True or wipe is False:
+        return wipe, None
+    if callable(wipe):
+        return False, wipe
+    raise ParameterTypeError(f"wipe must be True, False or a callable, not {wipe!r}")
+
+
 def _compute(params: Argon2Params, password, salt, secret, associated_data, threads,
-             backend) -> bytes:
+             backend, allocator=None, memory=None, wipe=True) -> bytes:
     reg = registry.get()
     argon2_table = reg.kernel_table("argon2", backend)
     blake2b_table = reg.kernel_table("blake2b", backend)
-    return driver.argon2(
-        argon2_table, blake2b_table, type=params.type.label, version=params.version,
-        time_cost=params.time_cost, memory_cost=params.memory_cost,
-        parallelism=params.parallelism, threads=params.threads(threads),
-        password=byte_buffer("password", password, allow_str=True),
-        salt=byte_buffer("salt", salt, min_len=MIN_SALT_LEN),
-        secret=byte_buffer("secret", secret),
-        associated_data=byte_buffer("associated_data", associated_data),
-        hash_len=params.hash_len)
+    inputs = dict(password=byte_buffer("password", password, allow_str=True),
+                  salt=byte_buffer("salt", salt, min_len=MIN_SALT_LEN),
+                  secret=byte_buffer("secret", secret),
+                  associated_data=byte_buffer("associated_data", associated_data))
+    wipe_in_c, wipe_callback = _wipe_policy(wipe)
+    owner = None
+    if memory is not None:
+        if allocator is not None:
+            raise ParameterError("pass memory= or allocator=, not both")
+        buffer = memory
+    else:
+        owner = reg.allocator(allocator)
+        buffer = owner.acquire(driver.memory_size(params.memory_cost, params.parallelism))
+    try:
+        if wipe_callback is not None and buffer is None:
+            raise ParameterError(f"a wipe callback needs memory Python can see, and allocator "
+                                 f"{owner.name!r} allocates in C: use another allocator or "
+                                 f"memory=")
+        return driver.argon2(
+            argon2_table, blake2b_table, type=params.type.label, version=params.version,
+            time_cost=params.time_cost, memory_cost=params.memory_cost,
+            parallelism=params.parallelism, threads=params.threads(threads),
+            hash_len=params.hash_len, memory=buffer, wipe_memory=wipe_in_c, **inputs)
+    finally:
+        if wipe_callback is not None and buffer is not None:
+            with memoryview(buffer) as view:
+                wipe_callback(view)
+        if owner is not None and buffer is not None:
+            owner.release(buffer)
 
 
 def argon2_hash(password, salt, *, type=DEFAULTS["type"], time_cost=DEFAULTS["time_cost"],
                 memory_cost=DEFAULTS["memory_cost"], parallelism=DEFAULTS["parallelism"],
                 hash_len=DEFAULTS["hash_len"], secret=b"", associated_data=b"",
-                version=DEFAULTS["version"], threads=None, backend=None) -> bytes:
+                version=DEFAULTS["version"], threads=None, backend=None, allocator=None,
+                memory=None, wipe=True) -> bytes:
     """The raw Argon2 tag of *password* (str is UTF-8 encoded) and *salt* (>= 8 bytes).
 
     :param type: ``"id"`` (default), ``"i"``, ``"d"`` or :class:`argonishche.Type`.
@@ -41,23 +72,33 @@ def argon2_hash(password, salt, *, type=DEFAULTS["type"], time_cost=DEFAULTS["ti
     :param threads: C threads filling the lanes (1..parallelism); default: one per lane, at
         most one per CPU.  Never changes the result.
     :param backend: use this backend instead of the selected one (e.g. ``"ref"``).
+    :param allocator: where the work memory comes from: ``"arena"`` (default, or
+        ``ARGONISHCHE_ALLOCATOR``), ``"system"``, ``"hugepages"``, ``"locked"`` or a plugin's.
+    :param memory: your own writable buffer of at least :func:`argonishche.memory_size` bytes
+        to use as work memory instead of an allocator's (bytearray, mmap, numpy array...).
+    :param wipe: True (default) wipes the work memory securely before it is freed or reused;
+        False skips that (faster; the memory keeps password-derived data); a callable is called
+        with the work memory as a writable memoryview instead.
     """
     params = Argon2Params.check(type=type, version=version, time_cost=time_cost,
                                 memory_cost=memory_cost, parallelism=parallelism,
                                 hash_len=hash_len)
-    return _compute(params, password, salt, secret, associated_data, threads, backend)
+    return _compute(params, password, salt, secret, associated_data, threads, backend,
+                    allocator, memory, wipe)
 
 
 def argon2_hash_encoded(password, salt, *, type=DEFAULTS["type"],
                         time_cost=DEFAULTS["time_cost"], memory_cost=DEFAULTS["memory_cost"],
                         parallelism=DEFAULTS["parallelism"], hash_len=DEFAULTS["hash_len"],
                         secret=b"", associated_data=b"", version=DEFAULTS["version"],
-                        threads=None, backend=None) -> str:
+                        threads=None, backend=None, allocator=None, memory=None,
+                        wipe=True) -> str:
     """Like :func:`argon2_hash`, as a PHC string ``$argon2id$v=19$m=...,t=...,p=...$salt$tag``."""
     params = Argon2Params.check(type=type, version=version, time_cost=time_cost,
                                 memory_cost=memory_cost, parallelism=parallelism,
                                 hash_len=hash_len)
-    tag = _compute(params, password, salt, secret, associated_data, threads, backend)
+    tag = _compute(params, password, salt, secret, associated_data, threads, backend, allocator,
+                   memory, wipe)
     return phc.encode(params.type.label, params.version, params.memory_cost, params.time_cost,
                       params.parallelism, bytes(byte_buffer("salt", salt)), tag)
 
@@ -77,7 +118,7 @@ def params_of(encoded) -> tuple[Argon2Params, bytes, bytes]:
 
 
 def argon2_verify(encoded, password, *, secret=b"", associated_data=b"", threads=None,
-                  backend=None) -> bool:
+                  backend=None, allocator=None, memory=None, wipe=True) -> bool:
     """True if *password* matches the PHC string *encoded*.
 
     :raises VerifyMismatchError: the password (or secret / associated data) is wrong.
@@ -86,7 +127,8 @@ def argon2_verify(encoded, password, *, secret=b"", associated_data=b"", threads
     params, salt, expected = params_of(encoded)
     from hmac import compare_digest  # imported here: only verification needs hashlib loaded
 
-    tag = _compute(params, password, salt, secret, associated_data, threads, backend)
+    tag = _compute(params, password, salt, secret, associated_data, threads, backend, allocator,
+                   memory, wipe)
     if not compare_digest(tag, expected):  # constant time in the tag's contents
         raise VerifyMismatchError("the password does not match the hash")
     return True

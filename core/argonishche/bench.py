@@ -291,3 +291,68 @@ def bench_startup(repetitions: int = 15, out=sys.stdout) -> dict:
         print(f"  {name:<34}{statistics.median(values) * 1e3:>8.1f} ms median  "
               f"{_spread(values, lambda x: x * 1e3):>15} ms", file=out)
     return {name: values for name, values in samples.items()}
+
+
+# ---- memory: allocators, wiping, batches ------------------------------------------------------
+
+SERVER_POINT = Point("id", 1, 32768, 1)
+
+
+def bench_memory(point: Point = SERVER_POINT, *, peers: bool, repetitions: int, budget: float,
+                 progress=None, out=sys.stdout) -> dict:
+    """Every allocator with the wipe on and off, interleaved with the peers, at one point.
+
+    ``system`` with the wipe on is what the reference implementation does on every hash; the
+    ratio to it is what the allocation and the wipe cost.
+    """
+    def hasher(allocator, wipe):
+        return lambda: argon2_hash(PASSWORD, SALT, type=point.type, time_cost=point.time_cost,
+                                   memory_cost=point.memory_cost,
+                                   parallelism=point.parallelism, allocator=allocator, wipe=wipe)
+    subjects = [Subject(f"{name} wipe={'on' if wipe else 'off'}", hasher(name, wipe))
+                for name in sorted(registry.get().allocators) for wipe in (True, False)]
+    subjects += peer_argon2_subjects(point) if peers else []
+    check_same_tags(subjects)
+    time_interleaved(subjects, repetitions, budget, progress)
+    reference = next(s for s in subjects if s.name == "system wipe=on")
+    print(f"Argon2{point}: allocator x wipe (hot; {repetitions} interleaved repetitions; "
+          f"ratios: their time / this row's)", file=out)
+    others = [reference] + [s for s in subjects if " wipe=" not in s.name]
+    print(f"  {'allocator':<22}{'hashes/s':>10}  {'min..max':>15}"
+          + "".join(f"{'vs ' + o.name:>18}" for o in others), file=out)
+    rows = []
+    for s in subjects:
+        print(f"  {s.name:<22}{1 / s.median:>10,.1f}  {_spread(s.samples, lambda x: 1 / x):>15}"
+              + "".join(f"{o.median / s.median:>17.2f}x" for o in others), file=out)
+        rows.append({"subject": s.name, "hashes_per_s": 1 / s.median, "samples_s": s.samples})
+    return {"point": str(point), "mode": "hot", "results": rows}
+
+
+def bench_batch(point: Point = SERVER_POINT, *, count: int = 200, workers: int = 2,
+                out=sys.stdout) -> dict:
+    """hash_many on *workers* threads against the same hashes one after another on one thread,
+    alternated three times; and the peak RSS of the process afterwards."""
+    import resource
+
+    from .batch import hash_many
+
+    options = dict(type=point.type, time_cost=point.time_cost, memory_cost=point.memory_cost,
+                   parallelism=point.parallelism)
+    passwords = [f"password {i}" for i in range(count)]
+    serial, batch = [], []
+    for _ in range(3):
+        started = time.perf_counter()
+        for password in passwords:
+            argon2_hash(password, SALT, threads=1, **options)
+        serial.append((time.perf_counter() - started) / count)
+        started = time.perf_counter()
+        hash_many(passwords, workers=workers, **options)
+        batch.append((time.perf_counter() - started) / count)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    ratio = statistics.median(serial) / statistics.median(batch)
+    print(f"hash_many, Argon2{point}, {count} passwords, 3 alternating runs: one thread "
+          f"{1 / statistics.median(serial):,.1f} h/s, {workers} workers "
+          f"{1 / statistics.median(batch):,.1f} h/s = {ratio:.2f}x; "
+          f"peak RSS {peak / 2**20:,.0f} MiB", file=out)
+    return {"point": str(point), "serial_s": serial, "batch_s": batch, "ratio": ratio,
+            "peak_rss_bytes": peak}

@@ -13,7 +13,8 @@ from . import info, registry, selftest
 def _info(args) -> int:
     report = info.collect(cpuinfo=not args.fast)
     print(json.dumps(report, indent=2) if args.json else info.render(report))
-    return 1 if report["error"] else 0
+    bad_allocator = report["allocator"] not in {a["name"] for a in report["allocators"]}
+    return 1 if report["error"] or bad_allocator else 0
 
 
 def _selftest(args) -> int:
@@ -48,6 +49,12 @@ def _bench(args) -> int:
             results["argon2"] = bench.bench_argon2(points, peers=args.peers,
                                                    repetitions=args.repetitions,
                                                    budget=args.budget, progress=show)
+        if args.memory:
+            results["memory"] = bench.bench_memory(peers=args.peers,
+                                                   repetitions=args.repetitions,
+                                                   budget=args.budget, progress=show)
+        if args.batch:
+            results["batch"] = bench.bench_batch(count=args.batch)
         if not args.no_blake2b:
             results["blake2b"] = bench.bench_blake2b(repetitions=args.repetitions,
                                                      budget=args.budget, progress=show)
@@ -85,6 +92,10 @@ def main(argv=None) -> int:
                               help="time per sample (default 0.2)")
     bench_parser.add_argument("--no-blake2b", action="store_true")
     bench_parser.add_argument("--no-argon2", action="store_true")
+    bench_parser.add_argument("--memory", action="store_true",
+                              help="also time every allocator with the wipe on and off")
+    bench_parser.add_argument("--batch", type=int, default=0, metavar="N",
+                              help="also time hash_many of N passwords against one thread")
     bench_parser.add_argument("--startup", action="store_true",
                               help="also time a new process's import and first hash")
     bench_parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")

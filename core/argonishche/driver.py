@@ -8,11 +8,15 @@ by the public API and by the self-test alike.
 from __future__ import annotations
 
 from ._core import ffi, lib
-from .errors import ArgonishcheMemoryError, HashingError, ParameterError
+from .errors import ArgonishcheMemoryError, HashingError, ParameterError, ParameterTypeError
 
 #: RFC 9106 type codes y, as the C driver numbers them.
 TYPE_CODES = {"d": lib.ARGONISHCHE_ARGON2D, "i": lib.ARGONISHCHE_ARGON2I,
               "id": lib.ARGONISHCHE_ARGON2ID}
+
+
+#: A caller's buffer may start anywhere: the driver uses it from the first 64-byte boundary.
+ALIGNMENT_SLACK = 63
 
 
 def memory_size(memory_cost: int, parallelism: int) -> int:
@@ -22,8 +26,13 @@ def memory_size(memory_cost: int, parallelism: int) -> int:
 
 def argon2(argon2_table, blake2b_table, *, type: str, version: int, time_cost: int,
            memory_cost: int, parallelism: int, threads: int, password, salt, secret,
-           associated_data, hash_len: int) -> bytes:
-    """The raw Argon2 tag.  Buffers are any C-contiguous bytes-like objects."""
+           associated_data, hash_len: int, memory=None, wipe_memory: bool = True) -> bytes:
+    """The raw Argon2 tag.  Buffers are any C-contiguous bytes-like objects.
+
+    :param memory: a writable buffer of at least :func:`memory_size` bytes if 64-byte aligned,
+        up to ALIGNMENT_SLACK more if not; None: the C driver allocates and frees the memory.
+    :param wipe_memory: securely wipe the work memory before returning.
+    """
     tag = bytearray(hash_len)
     # from_buffer keeps each Python buffer alive and unmoved for the duration of the call.
     password_c, salt_c, secret_c, ad_c, tag_c = (
@@ -35,9 +44,22 @@ def argon2(argon2_table, blake2b_table, *, type: str, version: int, time_cost: i
         "salt": salt_c, "salt_len": len(salt_c),
         "secret": secret_c, "secret_len": len(secret_c),
         "associated_data": ad_c, "associated_data_len": len(ad_c),
-        "tag": tag_c, "tag_len": hash_len,
+        "tag": tag_c, "tag_len": hash_len, "wipe_memory": wipe_memory,
     })
-    status = lib.argonishche_argon2_hash(argon2_table, blake2b_table, request)
+    memory_c = None
+    if memory is not None:
+        try:
+            memory_c = ffi.from_buffer(memory, require_writable=True)
+        except (TypeError, BufferError):
+            raise ParameterTypeError(f"memory must be a writable buffer (bytearray, mmap, numpy "
+                                     f"array...), not {type(memory).__name__}") from None
+        request.memory = memory_c
+        request.memory_len = given = len(memory_c)
+    try:
+        status = lib.argonishche_argon2_hash(argon2_table, blake2b_table, request)
+    finally:
+        if memory_c is not None:
+            ffi.release(memory_c)  # let the allocator unmap or reuse the buffer at once
     if status == lib.ARGONISHCHE_OK:
         return bytes(tag)
     if status == lib.ARGONISHCHE_ERR_NO_MEMORY:
@@ -45,6 +67,11 @@ def argon2(argon2_table, blake2b_table, *, type: str, version: int, time_cost: i
         raise ArgonishcheMemoryError(
             f"could not allocate {size} bytes ({size / 2**20:.1f} MiB) of Argon2 work memory "
             f"for memory_cost={memory_cost} KiB, parallelism={parallelism}")
+    if status == lib.ARGONISHCHE_ERR_MEMORY_TOO_SMALL:
+        raise ParameterError(
+            f"memory is {given} bytes; memory_cost={memory_cost}, parallelism="
+            f"{parallelism} needs {memory_size(memory_cost, parallelism) + ALIGNMENT_SLACK} "
+            f"(argonishche.memory_size)")
     if status == lib.ARGONISHCHE_ERR_PARAMETER:
         raise ParameterError("the C driver refused the Argon2 parameters")
     raise HashingError(f"Argon2 driver failed with status {status}")

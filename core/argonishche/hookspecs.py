@@ -1,12 +1,14 @@
 """The plugin interface of argonishche: every hook a plugin may implement, and what it registers.
 
-Plugins are found through the ``argonishche`` entry-point group, one entry point per plugin::
+A plugin contributes kernel backends (:class:`Backend`) or Argon2 work-memory allocators
+(:class:`Allocator`), or both.  Plugins are found through the ``argonishche`` entry-point group,
+one entry point per plugin::
 
     [project.entry-points.argonishche]
     mykernels = "mypkg.plugin"          # a module, or an object, with @hookimpl functions
 
-The built-in backends (``ref``, ...) are registered exactly this way by argonishche's own
-distribution.  Hooks run once, while the registry starts up, never per hash: a hook *registers*
+The built-in backends (``ref``, ...) and allocators (``system``, ``arena``, ...) are registered
+exactly this way by argonishche's own distribution.  Hooks run once, while the registry starts up, never per hash: a hook *registers*
 descriptors through a callback, and the registry then checks the CPU, loads the compiled module,
 checks its kernel ABI and runs known-answer tests before anything is selected.
 """
@@ -69,4 +71,49 @@ def argonishche_register_backends(register: Callable[[Backend], None]) -> None:
     :param register: call ``register(Backend(...))`` for each backend this plugin provides.
 
     Implemented by: backend plugins (the built-in ``argonishche_backends`` and third-party wheels).
+    """
+
+
+class Allocator:
+    """Where an Argon2 hash gets its work memory (``memory_size(...)`` bytes) and returns it.
+
+    Subclass, set :attr:`name` and :attr:`description`, and register an instance.  The library
+    calls :meth:`acquire` before each hash and :meth:`release` after it, from the hashing thread
+    (several threads at once: keep per-thread state per thread).  The work memory is wiped
+    before :meth:`release` unless the caller opted out (``wipe=False``).
+    """
+
+    #: Unique short name users select with ``allocator=`` or ``ARGONISHCHE_ALLOCATOR``.
+    name: str = ""
+    #: One line for ``info``.
+    description: str = ""
+
+    def acquire(self, size: int):
+        """A writable, C-contiguous, 64-byte aligned buffer of at least *size* bytes, or None to
+        let the C driver allocate and free the memory itself (the reference's behaviour)."""
+        raise NotImplementedError
+
+    def release(self, buffer) -> None:
+        """Take back what :meth:`acquire` returned (never called with None)."""
+
+    def trim(self) -> int:
+        """Return cached memory to the OS; the number of bytes returned."""
+        return 0
+
+    def cached_bytes(self) -> int:
+        """Bytes held between hashes (for ``info`` and tests)."""
+        return 0
+
+
+@hookspec
+def argonishche_register_allocators(register: Callable[[Allocator], None]) -> None:
+    """Register zero, one or several work-memory allocators.
+
+    Called once when the registry starts, like :func:`argonishche_register_backends`, and fault
+    tolerant in the same way.
+
+    :param register: call ``register(allocator)`` with an :class:`Allocator` instance for each
+        allocator this plugin provides.
+
+    Implemented by: allocator plugins (the built-in ``argonishche.allocators`` and third parties).
     """

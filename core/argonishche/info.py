@@ -31,6 +31,10 @@ def collect(*, cpuinfo: bool = True) -> dict:
         "select_mode": reg.select_mode,
         "disabled_backends": sorted(reg.disabled),
         "error": str(reg.selection_error) if reg.selection_error else None,
+        "allocator": reg.allocator_name,
+        "allocators": [{"name": name, "description": allocator.description,
+                        "distribution": dist, "cached_bytes": allocator.cached_bytes()}
+                       for name, (allocator, dist) in sorted(reg.allocators.items())],
     }
     for algorithm in registry.ALGORITHMS:
         try:
@@ -92,6 +96,15 @@ def render(report: dict) -> str:
         lines.append(f"Forced by {registry.FORCE_ENV}={report['forced']}")
     lines.append(f"Selection: {report['select_mode']} ({registry.SELECT_ENV}; 'measure' times "
                  f"the usable backends at start-up)")
+    lines.append("")
+    lines.append(f"Allocators (work memory; {registry.ALLOCATOR_ENV} or allocator= picks one):")
+    for a in report["allocators"]:
+        mark = "default" if a["name"] == report["allocator"] else ""
+        lines.append(f"  {a['name']:<10} {mark:<8} {a['description']} [{a['distribution']}]")
+    if report["allocator"] not in {a["name"] for a in report["allocators"]}:
+        lines.append(f"ERROR: {registry.ALLOCATOR_ENV}={report['allocator']}: no such allocator")
+    lines.append("Wipe: work memory is securely wiped before it is freed or reused, unless a call "
+                 "passes wipe=False")
     if report["error"]:
         lines.append(f"ERROR: {report['error']}")
     return "\n".join(lines)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from .argon2 import argon2_hash_encoded, argon2_verify, params_of
+from .batch import hash_many
 from .errors import InvalidHashError
 from .params import MIN_SALT_LEN, UINT32_MAX, Argon2Params, integer
 
@@ -18,11 +19,14 @@ class PasswordHasher:
     """
 
     def __init__(self, time_cost: int = 3, memory_cost: int = 65536, parallelism: int = 4,
-                 hash_len: int = 32, salt_len: int = 16, type="id") -> None:
+                 hash_len: int = 32, salt_len: int = 16, type="id", *, allocator=None,
+                 wipe=True) -> None:
+        """:param allocator: and :param wipe: as for :func:`argonishche.argon2_hash`."""
         self._params = Argon2Params.check(type=type, version=0x13, time_cost=time_cost,
                                           memory_cost=memory_cost, parallelism=parallelism,
                                           hash_len=hash_len)
         self.salt_len = integer("salt_len", salt_len, MIN_SALT_LEN, UINT32_MAX)
+        self._memory = dict(allocator=allocator, wipe=wipe)
 
     time_cost = property(lambda self: self._params.time_cost)
     memory_cost = property(lambda self: self._params.memory_cost)
@@ -42,11 +46,19 @@ class PasswordHasher:
         return argon2_hash_encoded(
             password, os.urandom(self.salt_len) if salt is None else salt, type=p.type,
             time_cost=p.time_cost, memory_cost=p.memory_cost, parallelism=p.parallelism,
-            hash_len=p.hash_len, version=p.version)
+            hash_len=p.hash_len, version=p.version, **self._memory)
+
+    def hash_many(self, passwords, *, executor=None, workers=None, progress=None) -> list[str]:
+        """PHC strings for many passwords, as :func:`argonishche.hash_many` makes them."""
+        p = self._params
+        return hash_many(passwords, type=p.type, time_cost=p.time_cost,
+                         memory_cost=p.memory_cost, parallelism=p.parallelism,
+                         hash_len=p.hash_len, version=p.version, salt_len=self.salt_len,
+                         executor=executor, workers=workers, progress=progress, **self._memory)
 
     def verify(self, hash, password) -> bool:  # noqa: A002 - argon2-cffi's parameter name
         """True, or VerifyMismatchError / InvalidHashError; the costs come from *hash*."""
-        return argon2_verify(hash, password)
+        return argon2_verify(hash, password, **self._memory)
 
     def check_needs_rehash(self, hash) -> bool:  # noqa: A002
         """True if *hash* was made with parameters other than this hasher's."""

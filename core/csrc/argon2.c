@@ -317,9 +317,11 @@ int argonishche_argon2_hash(const void *argon2_kernels, const void *blake2b_kern
     inst.segment_length = inst.lane_length / SYNC_POINTS;
 
     if (r->memory != NULL) {
-        if (r->memory_len < memory_len || ((uintptr_t)r->memory % 64) != 0)
+        /* Kernels may use aligned vector loads: start at the first 64-byte boundary. */
+        size_t skip = (size_t)(-(uintptr_t)r->memory & 63);
+        if (r->memory_len < skip || r->memory_len - skip < memory_len)
             return ARGONISHCHE_ERR_MEMORY_TOO_SMALL;
-        inst.memory = r->memory;
+        inst.memory = (argonishche_block *)((uint8_t *)r->memory + skip);
     } else {
         inst.memory = aligned_alloc(64, memory_len);
         if (inst.memory == NULL) return ARGONISHCHE_ERR_NO_MEMORY;
@@ -347,7 +349,7 @@ int argonishche_argon2_hash(const void *argon2_kernels, const void *blake2b_kern
 
     argonishche_secure_wipe(&final_block, sizeof final_block);
     argonishche_secure_wipe(final_bytes, sizeof final_bytes);
-    argonishche_secure_wipe(inst.memory, memory_len);
+    if (r->wipe_memory) argonishche_secure_wipe(inst.memory, memory_len);
     if (r->memory == NULL) free(inst.memory);
     return ARGONISHCHE_OK;
 }

@@ -64,15 +64,19 @@ typedef struct argonishche_argon2_request {
     size_t associated_data_len;
     uint8_t *tag;
     size_t tag_len;
-    void *memory;           /* caller-provided work memory, or NULL to allocate per call */
+    void *memory;           /* caller's work memory (any alignment: the driver uses it from the
+                               first 64-byte boundary), or NULL to allocate per call */
     size_t memory_len;
+    int wipe_memory;        /* nonzero: securely wipe the work memory before returning */
 } argonishche_argon2_request;
 
-/* Bytes of work memory a hash with these parameters uses (m' blocks of 1 KiB). */
+/* Bytes of work memory a hash with these parameters uses (m' blocks of 1 KiB); a caller's
+ * buffer that is not 64-byte aligned needs up to 63 bytes more. */
 size_t argonishche_argon2_memory_size(uint32_t memory_cost, uint32_t lanes);
 
 /* Computes the tag.  argon2_kernels supplies G, blake2b_kernels supplies F for H0, H' and the
- * tag; they may be the same table.  Work memory and every secret-derived buffer are wiped. */
+ * tag; they may be the same table.  Every secret-derived buffer of the driver's own is wiped; the
+ * work memory too unless request->wipe_memory is 0 (the caller's explicit opt-out). */
 int argonishche_argon2_hash(const void *argon2_kernels, const void *blake2b_kernels,
                             const argonishche_argon2_request *request);
 

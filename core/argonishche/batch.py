@@ -1,0 +1,75 @@
+"""Hashing many passwords at once: a pool of threads, or any concurrent.futures.Executor.
+
+Each hash releases the GIL for its whole C call, so plain threads scale over cores; each thread
+keeps its own work memory (the ``arena`` allocator), so memory stays at one hash's worth per
+thread however many passwords there are.  Work is submitted in chunks to a module-level function,
+so a process pool or a cluster's executor (dask.distributed, Ray) can run it unchanged.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Executor, ThreadPoolExecutor, as_completed
+
+from .argon2 import DEFAULTS, argon2_hash_encoded
+from .params import MIN_SALT_LEN, UINT32_MAX, Argon2Params, integer
+
+
+def hash_chunk(passwords: Sequence, salts: Sequence[bytes], options: dict) -> list[str]:
+    """PHC strings for one chunk; what every executor runs (module level, so picklable)."""
+    return [argon2_hash_encoded(password, salt, **options)
+            for password, salt in zip(passwords, salts)]
+
+
+def hash_many(passwords: Iterable, *, type=DEFAULTS["type"], time_cost=DEFAULTS["time_cost"],
+              memory_cost=DEFAULTS["memory_cost"], parallelism=DEFAULTS["parallelism"],
+              hash_len=DEFAULTS["hash_len"], version=DEFAULTS["version"], salt_len=16,
+              secret=b"", associated_data=b"", allocator=None, wipe=True, backend=None,
+              executor: Executor | None = None, workers: int | None = None,
+              chunk_size: int | None = None,
+              progress: Callable[[int, int], None] | None = None) -> list[str]:
+    """PHC strings for *passwords*, in order, each with a fresh random salt.
+
+    :param executor: run the chunks on this executor (a ThreadPoolExecutor, a
+        ProcessPoolExecutor, a dask.distributed or Ray executor...); by default a thread pool of
+        *workers* threads (default: one per CPU) made for this call.
+    :param chunk_size: passwords per submitted task; default: about four tasks per worker.
+    :param progress: called as ``progress(done, total)`` each time a chunk finishes.
+
+    Each hash fills its lanes on one thread (``threads=1``): the parallelism is across hashes.
+    """
+    passwords = list(passwords)
+    Argon2Params.check(type=type, version=version, time_cost=time_cost,
+                       memory_cost=memory_cost, parallelism=parallelism, hash_len=hash_len)
+    salt_len = integer("salt_len", salt_len, MIN_SALT_LEN, UINT32_MAX)
+    workers = integer("workers", (os.cpu_count() or 1) if workers is None else workers, 1, 4096)
+    total = len(passwords)
+    if chunk_size is None:
+        chunk_size = max(1, -(-total // (4 * workers)))
+    chunk_size = integer("chunk_size", chunk_size, 1, max(1, total))
+    options = dict(type=type, time_cost=time_cost, memory_cost=memory_cost,
+                   parallelism=parallelism, hash_len=hash_len, version=version, secret=secret,
+                   associated_data=associated_data, allocator=allocator, wipe=wipe,
+                   backend=backend, threads=1)
+    salts = [os.urandom(salt_len) for _ in range(total)]
+    own_pool = executor is None
+    if own_pool:
+        executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="argonishche")
+    results: list[str | None] = [None] * total
+    try:
+        futures = {executor.submit(hash_chunk, passwords[start:start + chunk_size],
+                                   salts[start:start + chunk_size], options): start
+                   for start in range(0, total, chunk_size)}
+        done = 0
+        for future in as_completed(futures):
+            start = futures[future]
+            chunk = future.result()
+            results[start:start + len(chunk)] = chunk
+            done += len(chunk)
+            if progress is not None:
+                progress(done, total)
+    finally:
+        if own_pool:
+            executor.shutdown(wait=True, cancel_futures=True)
+    return results
