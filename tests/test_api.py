@@ -624,11 +624,11 @@ def test_unknown_backend_is_backend_error_listing_available():
     (2**32 - 1, 1, 2**32 - 4),
 ])
 def test_memory_size(memory_cost, parallelism, kib):
-    assert argonishche.memory_size(memory_cost, parallelism) == kib * 1024
+    assert argonishche.memory_size(memory_cost, parallelism) == kib * 1024 + 63  # + alignment
 
 
 def test_memory_size_default_parallelism_and_bad_input():
-    assert argonishche.memory_size(65536) == 64 * 2**20
+    assert argonishche.memory_size(65536) == 64 * 2**20 + 63
     with pytest.raises(ParameterError, match="memory_cost"):
         argonishche.memory_size(7)
     with pytest.raises(ParameterError, match="memory_cost"):

@@ -19,42 +19,9 @@ import argonishche
 from argonishche import hookspecs, registry
 from argonishche.build import backend_ffibuilder
 from argonishche.errors import BackendError
+from fakes import FakeEntryPoint, builtin_entry_points, make_registry, plugin_registering
 
 REF_SOURCE = Path(__file__).resolve().parents[1] / "backends" / "ref.c"
-
-
-class FakeEntryPoint:
-    """What the registry uses of importlib.metadata.EntryPoint: name, dist and load()."""
-
-    def __init__(self, name, obj=None, error=None, dist=("fake-kernels", "1.2")):
-        self.name, self._obj, self._error = name, obj, error
-        self.dist = types.SimpleNamespace(name=dist[0], version=dist[1])
-        self.loaded = False
-
-    def load(self):
-        self.loaded = True
-        if self._error is not None:
-            raise self._error
-        return self._obj
-
-
-def plugin_registering(*backends):
-    class Plugin:
-        @hookspecs.hookimpl
-        def argonishche_register_backends(self, register):
-            for backend in backends:
-                register(backend)
-    return Plugin()
-
-
-def builtin_entry_points():
-    from importlib.metadata import entry_points
-    return list(entry_points(group="argonishche"))
-
-
-def make_registry(*extra, environ=None, builtin=True):
-    eps = (builtin_entry_points() if builtin else []) + list(extra)
-    return registry.Registry(environ=environ or {}, plugin_entry_points=eps)
 
 
 def builtin_choice():

@@ -13,7 +13,8 @@ and the kernel zeroes every page first; reusing memory that is already mapped av
 - ``hugepages``: a fresh mapping per hash, advised for transparent 2 MiB pages, so a 32 MiB hash
   takes 16 faults instead of 8,192; where the OS gives no huge pages it is an ordinary mapping.
 - ``locked``: like ``arena``, but the mapping is mlock'ed: never written to swap.  Needs
-  ``RLIMIT_MEMLOCK`` (``ulimit -l``) room, or CAP_IPC_LOCK; refusing is a clear error.
+  ``RLIMIT_MEMLOCK`` (``ulimit -l``) room, or CAP_IPC_LOCK; refusing is a clear error, and so is
+  a hash above the bound (it has no unlocked fallback).
 
 Every mapping is also marked MADV_DONTDUMP where available: work memory holds password-derived
 data and has no business in a core dump.
@@ -117,6 +118,10 @@ class ArenaAllocator(Allocator):
 
     def acquire(self, size: int):
         if size > self.max_bytes:
+            if self.lock_pages:  # falling back would break the promise of never swapping
+                raise ArgonishcheMemoryError(
+                    f"the hash needs {size} bytes of locked memory, above the bound of "
+                    f"{self.max_bytes} per thread: raise {ARENA_MAX_ENV}")
             return None  # beyond the bound: this hash allocates and frees like `system`
         arena = self._arena()
         if arena.busy:  # re-entered on one thread (a wipe callback hashing): don't share
@@ -131,8 +136,10 @@ class ArenaAllocator(Allocator):
         mapping = _map(size, populate=True)
         if self.lock_pages:
             view = ffi.from_buffer(mapping)
-            if lib.mlock(view, len(view)) != 0:
-                error = ffi.errno
+            locked = lib.mlock(view, len(view)) == 0
+            error = ffi.errno
+            ffi.release(view)  # the mapping cannot be closed while a view exports it
+            if not locked:
                 mapping.close()
                 raise ArgonishcheMemoryError(
                     f"could not lock {size} bytes of Argon2 work memory in RAM "
@@ -148,7 +155,9 @@ class ArenaAllocator(Allocator):
         if arena.mapping is None:
             return 0
         size = len(arena.mapping)
-        lib.argonishche_secure_wipe(ffi.from_buffer(arena.mapping), size)
+        view = ffi.from_buffer(arena.mapping)
+        lib.argonishche_secure_wipe(view, size)
+        ffi.release(view)
         arena.mapping.close()  # munmap also unlocks
         arena.mapping = None
         return size

@@ -24,6 +24,21 @@ def _wipe_policy(wipe):
     raise ParameterTypeError(f"wipe must be True, False or a callable, not {wipe!r}")
 
 
+def _check_caller_memory(memory, params: Argon2Params) -> None:
+    """A caller's buffer must hold memory_size() bytes, whatever its alignment happens to be,
+    so that whether it is accepted never depends on where the allocator put it."""
+    needed = driver.memory_size(params.memory_cost, params.parallelism) + driver.ALIGNMENT_SLACK
+    try:
+        size = memoryview(memory).nbytes
+    except TypeError:
+        raise ParameterTypeError(f"memory must be a writable buffer (bytearray, mmap, numpy "
+                                 f"array...), not {memory.__class__.__name__}") from None
+    if size < needed:
+        raise ParameterError(f"memory is {size} bytes; memory_cost={params.memory_cost}, "
+                             f"parallelism={params.parallelism} needs {needed} "
+                             f"(argonishche.memory_size)")
+
+
 def _compute(params: Argon2Params, password, salt, secret, associated_data, threads,
              backend, allocator=None, memory=None, wipe=True) -> bytes:
     reg = registry.get()
@@ -38,6 +53,7 @@ def _compute(params: Argon2Params, password, salt, secret, associated_data, thre
     if memory is not None:
         if allocator is not None:
             raise ParameterError("pass memory= or allocator=, not both")
+        _check_caller_memory(memory, params)
         buffer = memory
     else:
         owner = reg.allocator(allocator)
@@ -53,11 +69,13 @@ def _compute(params: Argon2Params, password, salt, secret, associated_data, thre
             parallelism=params.parallelism, threads=params.threads(threads),
             hash_len=params.hash_len, memory=buffer, wipe_memory=wipe_in_c, **inputs)
     finally:
-        if wipe_callback is not None and buffer is not None:
-            with memoryview(buffer) as view:
-                wipe_callback(view)
-        if owner is not None and buffer is not None:
-            owner.release(buffer)
+        try:
+            if wipe_callback is not None and buffer is not None:
+                with memoryview(buffer) as view:
+                    wipe_callback(view)
+        finally:  # even if the callback raised: the allocator gets its memory back
+            if owner is not None and buffer is not None:
+                owner.release(buffer)
 
 
 def argon2_hash(password, salt, *, type=DEFAULTS["type"], time_cost=DEFAULTS["time_cost"],

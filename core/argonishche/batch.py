@@ -47,7 +47,7 @@ def hash_many(passwords: Iterable, *, type=DEFAULTS["type"], time_cost=DEFAULTS[
     total = len(passwords)
     if chunk_size is None:
         chunk_size = max(1, -(-total // (4 * workers)))
-    chunk_size = integer("chunk_size", chunk_size, 1, max(1, total))
+    chunk_size = integer("chunk_size", chunk_size, 1, UINT32_MAX)
     options = dict(type=type, time_cost=time_cost, memory_cost=memory_cost,
                    parallelism=parallelism, hash_len=hash_len, version=version, secret=secret,
                    associated_data=associated_data, allocator=allocator, wipe=wipe,

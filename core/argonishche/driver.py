@@ -52,7 +52,7 @@ def argon2(argon2_table, blake2b_table, *, type: str, version: int, time_cost: i
             memory_c = ffi.from_buffer(memory, require_writable=True)
         except (TypeError, BufferError):
             raise ParameterTypeError(f"memory must be a writable buffer (bytearray, mmap, numpy "
-                                     f"array...), not {type(memory).__name__}") from None
+                                     f"array...), not {memory.__class__.__name__}") from None
         request.memory = memory_c
         request.memory_len = given = len(memory_c)
     try:
