@@ -1,4 +1,4 @@
-"""Every registered backend passes the conformance suite plugin authors get (argonishche.testing)."""
+"""Every registered backend passes the conformance suite (argonishche.testing)."""
 
 from __future__ import annotations
 

@@ -266,7 +266,7 @@ def test_blake2b_random_params_and_incremental_splits(seed, backend):
     expected = _hashlib(data, **params).digest()
     cuts = sorted(rng.randint(0, len(data)) for _ in range(rng.randint(1, 8)))
     h = _ours(backend, **params)
-    for start, end in zip([0, *cuts], [*cuts, len(data)]):
+    for start, end in zip([0, *cuts], [*cuts, len(data)], strict=True):
         h.update(data[start:end])  # includes empty pieces where cuts coincide
     assert h.digest() == expected, (params, cuts)
 

@@ -760,7 +760,7 @@ def check_hashes(passwords, encoded, costs=MANY_COSTS, salt_len=16):
     assert len(encoded) == len(passwords)
     prefix = "$argon2id$v=19$m={memory_cost},t={time_cost},p={parallelism}$".format(**costs)
     salts = set()
-    for password, phc in zip(passwords, encoded):
+    for password, phc in zip(passwords, encoded, strict=True):
         assert phc.startswith(prefix)
         assert argon2_verify(phc, password) is True
         assert argon2.PasswordHasher().verify(phc, password) is True
@@ -840,7 +840,7 @@ def test_password_hasher_hash_many_uses_the_hasher_parameters(acquire_log):
                             salt_len=12, type="i", allocator="hugepages")
     encoded = hasher.hash_many(PASSWORDS, workers=2)
     assert len(encoded) == len(PASSWORDS)
-    for password, phc in zip(PASSWORDS, encoded):
+    for password, phc in zip(PASSWORDS, encoded, strict=True):
         assert phc.startswith("$argon2i$v=19$m=48,t=1,p=3$")
         assert hasher.check_needs_rehash(phc) is False
         assert hasher.verify(phc, password) is True
@@ -902,7 +902,7 @@ def test_plugin_registering_a_non_allocator_is_load_failed_and_others_work():
     assert "argonishche_register_allocators" in record.reason
     assert reg.allocator("good") is good
     assert sorted(reg.allocators) == sorted([*BUILTIN_NAMES, "good"])
-    assert reg.selected_name("argon2") == registry.get().selected_name("argon2")
+    assert reg.selected_name("argon2") == make_registry().selected_name("argon2")
 
 
 def test_two_allocators_with_one_name_keep_the_first():

@@ -19,7 +19,7 @@ from .params import MIN_SALT_LEN, UINT32_MAX, Argon2Params, integer
 def hash_chunk(passwords: Sequence, salts: Sequence[bytes], options: dict) -> list[str]:
     """PHC strings for one chunk; what every executor runs (module level, so picklable)."""
     return [argon2_hash_encoded(password, salt, **options)
-            for password, salt in zip(passwords, salts)]
+            for password, salt in zip(passwords, salts, strict=True)]
 
 
 def hash_many(passwords: Iterable, *, type=DEFAULTS["type"], time_cost=DEFAULTS["time_cost"],

@@ -1,4 +1,4 @@
-"""BLAKE2b objects interchangeable with ``hashlib.blake2b`` for data, digest_size, key, salt, person.
+"""BLAKE2b objects that can replace ``hashlib.blake2b`` (data, digest_size, key, salt, person).
 
 Init/update/final are the core's C code (``core/csrc/blake2b.c``); the compression function is
 the selected backend's.

@@ -1,4 +1,9 @@
-"""The ``argonishche`` command (also ``python -m argonishche``)."""
+"""The ``argonishche`` command (also ``python -m argonishche``).
+
+``hash`` and ``verify`` read the password from stdin; ``hash`` takes the reference ``argon2``
+program's flags and prints its lines.  Exit status: 0 success, 1 a wrong password (or a hash
+that could not be computed), 2 a usage error or bad input; error messages go to stderr.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +11,33 @@ import argparse
 import json
 import os
 import sys
+import time
 
 from . import info, registry, selftest
+
+#: The reference ``argon2`` program's defaults (phc-winner-argon2 ``src/run.c``).
+REFERENCE_DEFAULTS = dict(t=3, log2_kib=12, p=1, l=32, version="13")
+TYPE_NAMES = {"i": "Argon2i", "d": "Argon2d", "id": "Argon2id"}
+UINT32_MAX = 2**32 - 1
+#: The flag behind each parameter a ParameterError names, for hash's messages.
+FLAG_OF = {"time_cost": "-t", "memory_cost": "-m/-k", "parallelism": "-p", "hash_len": "-l"}
+
+
+class InputError(Exception):
+    """Bad input found after parsing (exit status 2)."""
+
+
+def _fail(message: str, status: int) -> int:
+    # The reference program's wording for every failure: "Error: <message>" on stderr.
+    print(f"Error: {message}", file=sys.stderr)
+    return status
+
+
+def _status_of(exc: Exception) -> int:
+    from .errors import BackendError, InvalidHashError, ParameterError
+
+    return 2 if isinstance(exc, (ParameterError, InvalidHashError, BackendError,
+                                 InputError)) else 1
 
 
 def _info(args) -> int:
@@ -33,46 +63,282 @@ def _selftest(args) -> int:
     return status
 
 
+# ---- hash and verify --------------------------------------------------------------------------
+
+
+def _secret_and_ad(args) -> tuple[bytes, bytes]:
+    secret = b""
+    if args.secret_file:
+        try:
+            with open(args.secret_file, "rb") as f:
+                secret = f.read()  # every byte, a trailing newline included
+        except OSError as exc:
+            raise InputError(f"--secret-file: {exc.strerror}: {args.secret_file}") from None
+    return secret, os.fsencode(args.ad) if args.ad is not None else b""
+
+
+def _machine_options(args) -> dict:
+    """--backend and --allocator, checked before any hashing (so errors are bad input)."""
+    reg = registry.get()
+    reg.kernel_table("argon2", args.backend)
+    reg.kernel_table("blake2b", args.backend)
+    reg.allocator(args.allocator)
+    return dict(backend=args.backend, allocator=args.allocator)
+
+
+def _hash(args) -> int:
+    from . import phc
+    from .argon2 import argon2_hash_encoded, argon2_verify
+    from .params import MIN_SALT_LEN, Argon2Params, byte_buffer
+
+    if args.m is not None:
+        memory_cost = min(1 << args.m, UINT32_MAX)
+    else:
+        memory_cost = args.k if args.k is not None else 1 << REFERENCE_DEFAULTS["log2_kib"]
+    salt = os.fsencode(args.salt)
+    version = 0x10 if args.v == "10" else 0x13
+    try:
+        secret, ad = _secret_and_ad(args)
+        # Everything is checked before anything is printed: a script sees output or an error.
+        Argon2Params.check(type=args.type, version=version, time_cost=args.t,
+                           memory_cost=memory_cost, parallelism=args.p, hash_len=args.l)
+        byte_buffer("salt", salt, min_len=MIN_SALT_LEN)
+        options = _machine_options(args)
+        password = sys.stdin.buffer.read()  # all of it, as the reference reads: no newline strip
+        if not password:
+            raise InputError("no password read")
+        costs = dict(type=args.type, time_cost=args.t, memory_cost=memory_cost,
+                     parallelism=args.p, hash_len=args.l, version=version)
+        started = time.perf_counter()
+        encoded = argon2_hash_encoded(password, salt, secret=secret, associated_data=ad,
+                                      **costs, **options)
+        elapsed = time.perf_counter() - started  # wall time; the reference printed CPU time
+    except Exception as exc:  # noqa: BLE001 - every failure becomes a message and a status
+        message = str(exc)
+        flag = next((f for name, f in FLAG_OF.items() if message.startswith(name + " ")), None)
+        return _fail(f"{flag}: {message}" if flag else message, _status_of(exc))
+    tag = phc.decode(encoded).tag
+    if args.e:
+        print(encoded)
+        return 0
+    if args.r:
+        print(tag.hex())
+        return 0
+    print(f"Type:\t\t{TYPE_NAMES[args.type]}")
+    print(f"Iterations:\t{args.t}")
+    print(f"Memory:\t\t{memory_cost} KiB")
+    print(f"Parallelism:\t{args.p}")
+    print(f"Hash:\t\t{tag.hex()}")
+    print(f"Encoded:\t{encoded}")
+    print(f"{elapsed:2.3f} seconds")
+    try:
+        argon2_verify(encoded, password, secret=secret, associated_data=ad, **options)
+    except Exception as exc:  # noqa: BLE001
+        return _fail(str(exc), 1)
+    print("Verification ok")
+    sys.stdout.flush()
+    # Our own line goes to stderr, last, so stdout stays byte-for-byte the reference program's.
+    reg = registry.get()
+    print(f"[argonishche] backend {args.backend or reg.selected_name('argon2')}, allocator "
+          f"{args.allocator or reg.allocator_name}, wipe on (explicit_bzero before the work "
+          f"memory is freed or reused); time is wall time, not CPU time", file=sys.stderr)
+    return 0
+
+
+def _verify(args) -> int:
+    from .argon2 import argon2_verify
+    from .errors import VerifyMismatchError
+
+    try:
+        secret, ad = _secret_and_ad(args)
+        options = _machine_options(args)
+        argon2_verify(args.encoded, sys.stdin.buffer.read(), secret=secret,
+                      associated_data=ad, **options)
+    except VerifyMismatchError:
+        # The reference library's message for ARGON2_VERIFY_MISMATCH.
+        return _fail("The password does not match the supplied hash", 1)
+    except Exception as exc:  # noqa: BLE001
+        return _fail(str(exc), _status_of(exc))
+    print("Verification ok")
+    return 0
+
+
+# ---- bench -------------------------------------------------------------------------------------
+
+
 def _bench(args) -> int:
     from . import bench
 
-    def progress(text):
-        sys.stderr.write(f"\r\033[K[bench] {text}")
-        sys.stderr.flush()
-    show = progress if sys.stderr.isatty() else None
-    results = {}
+    if args.plot:
+        try:
+            bench.load_pyplot()
+        except ImportError:
+            print(f"argonishche bench: --plot needs matplotlib: {bench.PLOT_HINT}",
+                  file=sys.stderr)
+            return 2
+    try:
+        points = [bench.Point.parse(p) for p in args.point] or list(bench.DEFAULT_POINTS)
+    except ValueError as exc:
+        print(f"argonishche bench: {exc}", file=sys.stderr)
+        return 2
+    modes = [mode for mode in ("hot", "cold") if getattr(args, mode)] or ["hot"]
+    progress = bench.Progress(sys.stderr) if sys.stderr.isatty() else None
+    before = bench.machine_state()
+    results: dict = {"machine": bench.machine_description()}
+    status = 0
     try:
         if args.startup:
             results["startup"] = bench.bench_startup(args.repetitions)
         if not args.no_argon2:
-            points = [bench.Point.parse(p) for p in args.point] or list(bench.DEFAULT_POINTS)
-            results["argon2"] = bench.bench_argon2(points, peers=args.peers,
-                                                   repetitions=args.repetitions,
-                                                   budget=args.budget, progress=show)
+            results["argon2"] = []
+            bench.bench_argon2(points, peers=args.peers, repetitions=args.repetitions,
+                               budget=args.budget, modes=modes, progress=progress,
+                               results=results["argon2"])
         if args.memory:
             results["memory"] = bench.bench_memory(peers=args.peers,
                                                    repetitions=args.repetitions,
-                                                   budget=args.budget, progress=show)
+                                                   budget=args.budget, progress=progress)
         if args.batch:
             results["batch"] = bench.bench_batch(count=args.batch)
         if not args.no_blake2b:
             results["blake2b"] = bench.bench_blake2b(repetitions=args.repetitions,
-                                                     budget=args.budget, progress=show)
+                                                     budget=args.budget, progress=progress)
     except KeyboardInterrupt:
-        print("\ninterrupted: the tables above are complete, the rest was not measured")
-        return 130
+        if progress:
+            progress.clear()
+        print("\ninterrupted: the tables above are what was measured; the rest was not")
+        results["interrupted"] = True
+        status = 130
     finally:
-        if show:
-            sys.stderr.write("\r\033[K")
+        if progress:
+            progress.clear()
+    text, results["noise"] = bench.noise_report(results, before)
+    print(text)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(results, f, indent=2)
-    return 0
+    if args.plot:
+        if results.get("argon2"):
+            bench.plot(results["argon2"], args.plot,
+                       title=f"Argon2 hashes/s, one Python thread ({', '.join(modes)}); "
+                             f"{results['machine']}")
+            print(f"plot: {args.plot}")
+        else:
+            print("argonishche bench: nothing to plot (no Argon2 table was measured)",
+                  file=sys.stderr)
+    return status
+
+
+# ---- the parser ---------------------------------------------------------------------------------
+
+
+def _integer(low: int, high: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text, 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be in {low}..{high}, got {value}")
+        return value
+    return parse
+
+
+def _add_extras(parser) -> None:
+    parser.add_argument("--secret-file", metavar="FILE",
+                        help="Argon2's secret input K (a pepper): every byte of FILE")
+    parser.add_argument("--ad", metavar="TEXT", help="Argon2's associated data X")
+    parser.add_argument("--backend", metavar="NAME",
+                        help="use this backend instead of the selected one (see info)")
+    parser.add_argument("--allocator", metavar="NAME",
+                        help="where the work memory comes from: arena (default), system, "
+                             "hugepages, locked")
+
+
+def _hash_parser(commands) -> None:
+    d = REFERENCE_DEFAULTS
+    parser = commands.add_parser(
+        "hash", help="hash the password on stdin, like the reference argon2 program",
+        description="Hash the password read from stdin (every byte of it, a trailing newline "
+                    "included, as the reference argon2 program reads it). Takes argon2's flags "
+                    "and prints its lines; the time is wall time, and a note on the backend, "
+                    "allocator and wipe goes to stderr.")
+    parser.add_argument("salt", help="the salt, at least 8 bytes")
+    kinds = parser.add_mutually_exclusive_group()
+    kinds.add_argument("-i", dest="type", action="store_const", const="i",
+                       help="Argon2i (the default)")
+    kinds.add_argument("-d", dest="type", action="store_const", const="d", help="Argon2d")
+    kinds.add_argument("-id", dest="type", action="store_const", const="id", help="Argon2id")
+    parser.add_argument("-t", type=_integer(1, UINT32_MAX), default=d["t"], metavar="N",
+                        help=f"iterations (default {d['t']})")
+    memory = parser.add_mutually_exclusive_group()
+    memory.add_argument("-m", type=_integer(1, 32), metavar="LOG2_KIB",
+                        help=f"memory of 2^N KiB (default {d['log2_kib']})")
+    memory.add_argument("-k", type=_integer(1, UINT32_MAX), metavar="KIB",
+                        help=f"memory of N KiB (default {1 << d['log2_kib']})")
+    parser.add_argument("-p", type=_integer(1, 2**24 - 1), default=d["p"], metavar="N",
+                        help=f"parallelism, lanes and threads (default {d['p']})")
+    parser.add_argument("-l", type=_integer(0, UINT32_MAX), default=d["l"], metavar="N",
+                        help=f"hash length in bytes (default {d['l']})")
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument("-e", action="store_true", help="print only the encoded hash")
+    output.add_argument("-r", action="store_true", help="print only the hash, in hex")
+    parser.add_argument("-v", choices=("10", "13"), default=d["version"],
+                        help="Argon2 version (default 13)")
+    _add_extras(parser)
+    parser.set_defaults(run=_hash, type="i")
+
+
+def _verify_parser(commands) -> None:
+    parser = commands.add_parser(
+        "verify", help="check the password on stdin against an encoded hash",
+        description="Check the password read from stdin (every byte) against ENCODED. "
+                    "Exit status 0: 'Verification ok'; 1: wrong password; 2: malformed hash "
+                    "or bad input (message on stderr).")
+    parser.add_argument("encoded", help="a PHC string such as $argon2id$v=19$m=65536,t=3,p=4$...")
+    _add_extras(parser)
+    parser.set_defaults(run=_verify)
+
+
+def _bench_parser(commands) -> None:
+    parser = commands.add_parser(
+        "bench", help="hashes/s and cycles per block of every backend (and peers), interleaved",
+        description="Time every usable backend (and peers) at Argon2 points, interleaved; "
+                    "report medians, min..max, the spread and a noise verdict.")
+    parser.add_argument("--peers", action="store_true",
+                        help="also time argon2-cffi, PyNaCl and cryptography if installed")
+    parser.add_argument("--point", action="append", default=[], metavar="TYPE,T,M,P",
+                        help="an Argon2 point such as id,3,65536,4 (repeatable)")
+    parser.add_argument("--hot", action="store_true",
+                        help="steady state, work memory reused (the default)")
+    parser.add_argument("--cold", action="store_true",
+                        help="one hash per sample after evicting the caches, work memory "
+                             "allocated per hash (with --hot: both)")
+    parser.add_argument("--repetitions", type=_integer(1, 10**6), default=7, metavar="N",
+                        help="interleaved repetitions per subject (default 7)")
+    parser.add_argument("--budget", type=float, default=0.2, metavar="SECONDS",
+                        help="time per hot sample (default 0.2)")
+    parser.add_argument("--no-blake2b", action="store_true")
+    parser.add_argument("--no-argon2", action="store_true")
+    parser.add_argument("--memory", action="store_true",
+                        help="also time every allocator with the wipe on and off")
+    parser.add_argument("--batch", type=int, default=0, metavar="N",
+                        help="also time hash_many of N passwords against one thread")
+    parser.add_argument("--startup", action="store_true",
+                        help="also time a new process's import and first hash")
+    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    parser.add_argument("--plot", metavar="FILE.png",
+                        help="also draw hashes/s against memory size per backend "
+                             "(needs matplotlib: pip install argonishche[plot])")
+    parser.set_defaults(run=_bench)
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="argonishche", description=__doc__)
+    parser = argparse.ArgumentParser(prog="argonishche", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
+    _hash_parser(commands)
+    _verify_parser(commands)
     info_parser = commands.add_parser("info", help="CPU features, backends and their state")
     info_parser.add_argument("--json", action="store_true", help="machine-readable output")
     info_parser.add_argument("--fast", action="store_true",
@@ -80,26 +346,7 @@ def main(argv=None) -> int:
     info_parser.set_defaults(run=_info)
     commands.add_parser("selftest", help="every known-answer vector on every usable backend"
                         ).set_defaults(run=_selftest)
-    bench_parser = commands.add_parser(
-        "bench", help="hashes/s and cycles per block of every backend (and peers), interleaved")
-    bench_parser.add_argument("--peers", action="store_true",
-                              help="also time argon2-cffi, PyNaCl and cryptography if installed")
-    bench_parser.add_argument("--point", action="append", default=[], metavar="TYPE,T,M,P",
-                              help="an Argon2 point such as id,3,65536,4 (repeatable)")
-    bench_parser.add_argument("--repetitions", type=int, default=7, metavar="N",
-                              help="interleaved repetitions per subject (default 7)")
-    bench_parser.add_argument("--budget", type=float, default=0.2, metavar="SECONDS",
-                              help="time per sample (default 0.2)")
-    bench_parser.add_argument("--no-blake2b", action="store_true")
-    bench_parser.add_argument("--no-argon2", action="store_true")
-    bench_parser.add_argument("--memory", action="store_true",
-                              help="also time every allocator with the wipe on and off")
-    bench_parser.add_argument("--batch", type=int, default=0, metavar="N",
-                              help="also time hash_many of N passwords against one thread")
-    bench_parser.add_argument("--startup", action="store_true",
-                              help="also time a new process's import and first hash")
-    bench_parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
-    bench_parser.set_defaults(run=_bench)
+    _bench_parser(commands)
     args = parser.parse_args(argv)
     try:
         return args.run(args)

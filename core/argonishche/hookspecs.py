@@ -8,9 +8,10 @@ one entry point per plugin::
     mykernels = "mypkg.plugin"          # a module, or an object, with @hookimpl functions
 
 The built-in backends (``ref``, ...) and allocators (``system``, ``arena``, ...) are registered
-exactly this way by argonishche's own distribution.  Hooks run once, while the registry starts up, never per hash: a hook *registers*
-descriptors through a callback, and the registry then checks the CPU, loads the compiled module,
-checks its kernel ABI and runs known-answer tests before anything is selected.
+exactly this way by argonishche's own distribution.  Hooks run once, while the registry starts
+up, never per hash: a hook *registers* descriptors through a callback, and the registry then
+checks the CPU, loads the compiled module, checks its kernel ABI and runs known-answer tests
+before anything is selected.
 """
 
 from __future__ import annotations

@@ -164,7 +164,7 @@ def _parse_params(field: str) -> tuple[int, int, int]:
             f"expected parameters 'm=<m>,t=<t>,p=<p>', got {_shorten(field)}"
         )
     memory_cost, time_cost, parallelism = (
-        _parse_uint32(name, item.partition("=")[2]) for name, item in zip(names, items)
+        _parse_uint32(name, item.partition("=")[2]) for name, item in zip(names, items, strict=True)
     )
     return memory_cost, time_cost, parallelism
 

@@ -160,7 +160,8 @@ class Registry:
                     impl.function(register=registered.append)
                     for item in registered:
                         if not isinstance(item, kind):
-                            raise TypeError(f"registered {item!r}, not an argonishche.{kind.__name__}")
+                            raise TypeError(
+                                f"registered {item!r}, not an argonishche.{kind.__name__}")
                 except Exception as exc:  # noqa: BLE001
                     self._fail_plugin(plugin_name, dist, f"{caller.name} raised {exc!r}")
                     continue

@@ -92,6 +92,17 @@ def test_unsupported_cpu_is_reported_not_imported():
     assert out == ["unsupported-cpu", "False"]
 
 
+def test_blocked_plugin_is_never_imported():
+    """ARGONISHCHE_DISABLE_BACKENDS=avx512 blocks the plugin before its module is imported."""
+    code = ("import sys, argonishche; b = {r.name: r for r in argonishche.backends()}['avx512'];"
+            "print(b.state, 'argonishche_avx512' in sys.modules)")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARGONISHCHE_")}
+    env["ARGONISHCHE_DISABLE_BACKENDS"] = "avx512"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["blocked", "False"]
+
+
 # ---- (b) conformance ----------------------------------------------------------------------
 
 

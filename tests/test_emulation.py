@@ -1,0 +1,102 @@
+"""Selection and import safety: the tests the tox matrix runs on every emulated CPU.
+
+They also run natively, where they check the machine's own selection.  The tox envs say what to
+expect through the environment:
+
+- ``ARGONISHCHE_EXPECT_BACKEND``: the backend that must be selected (``emu-*``, ``peel-*`` and
+  ``backend-*`` envs); without it, the highest-priority usable backend must be.
+- ``ARGONISHCHE_EXPECT_CPU_FEATURES``: exactly the features the probe must see, proving that the
+  emulator is really in effect (a runner that silently ran natively would see more).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import subprocess
+import sys
+
+import pytest
+
+import argonishche
+from argonishche import cpu, registry
+from argonishche._core import ffi, lib
+
+USABLE = ("selected", "available")
+
+
+def expected_backend() -> str:
+    wanted = (os.environ.get("ARGONISHCHE_EXPECT_BACKEND")
+              or os.environ.get("ARGONISHCHE_BACKEND", "").lower())
+    if wanted:
+        return wanted
+    usable = [b for b in argonishche.backends() if b.state in USABLE]
+    return max(usable, key=lambda b: (b.priority, b.name)).name
+
+
+def test_the_expected_backend_is_the_one_running():
+    expected = expected_backend()
+    assert argonishche.selected_backend("argon2") == expected
+    assert argonishche.selected_backend("blake2b") == expected
+    # ... and it really computes: the registry's table is the one that hashes.
+    tag = argonishche.argon2_hash(b"password", b"somesalt", type="i", time_cost=2,
+                                  memory_cost=64, parallelism=1)
+    assert tag == argonishche.argon2_hash(b"password", b"somesalt", type="i", time_cost=2,
+                                          memory_cost=64, parallelism=1, backend="ref")
+
+
+def test_the_probe_sees_the_cpu_that_runs_us():
+    expected = os.environ.get("ARGONISHCHE_EXPECT_CPU_FEATURES")
+    probed = cpu.probed_features()
+    if expected is not None:
+        assert probed == {f for f in expected.split(",") if f}
+        return
+    # Natively: never more than the kernel reports for this machine (an emulator would be
+    # caught above; here /proc/cpuinfo and the probe describe the same CPU).
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+            flags = next(line for line in f if line.startswith("flags")).split(":")[1].split()
+    except (OSError, StopIteration):
+        pytest.skip("no /proc/cpuinfo flags to compare the probe with")
+    assert probed <= set(flags)
+
+
+def test_backends_above_the_cpu_are_unsupported_not_broken():
+    for record in argonishche.backends():
+        if record.cpu_features and not set(record.cpu_features) <= cpu.features():
+            assert record.state in ("unsupported-cpu", "blocked"), record
+            assert record.selftest_ms is None  # never run
+
+
+def test_every_compiled_module_imports_safely_and_exports_its_table():
+    """Importing a backend module and asking for its table must be safe on any x86-64 CPU,
+    including modules whose kernels this CPU cannot run (only the kernels carry the ISA)."""
+    reg = registry.get()
+    modules = {e.backend.kernel_module for e in reg.entries.values() if e.backend is not None}
+    assert modules, "no backend registered"
+    code = ("import importlib, sys\n"
+            "from argonishche._core import ffi\n"
+            "for name in sys.argv[1:]:\n"
+            "    m = importlib.import_module(name)\n"
+            "    table = ffi.cast('const argonishche_kernel_table *',\n"
+            "                     int(m.ffi.cast('uintptr_t', m.lib.argonishche_kernels())))\n"
+            "    print(name, table.abi_version)\n")
+    # A fresh process: the registry of this one must not have imported them already.
+    out = subprocess.run([sys.executable, "-c", code, *sorted(modules)], capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert sorted(out.stdout.split("\n")[:-1]) == sorted(
+        f"{name} {lib.ARGONISHCHE_KERNEL_ABI}" for name in modules)
+    for name in modules:  # and here too, in-process
+        module = importlib.import_module(name)
+        assert int(module.ffi.cast("uintptr_t", module.lib.argonishche_kernels())) != 0
+    assert ffi.sizeof("argonishche_kernel_table") > 0
+
+
+def test_required_backends_are_usable():
+    """ARGONISHCHE_REQUIRE_BACKENDS lists every rung the CPU must run: all of them usable."""
+    from argonishche.testing import required_backends
+    states = {b.name: b for b in argonishche.backends()}
+    for name in sorted(required_backends()):
+        assert name in states, f"{name} is not registered"
+        assert states[name].state in USABLE, f"{name}: {states[name].state}: {states[name].reason}"
