@@ -18,13 +18,14 @@ from .errors import (
     BackendError,
     HashingError,
     InvalidHashError,
+    LimitExceededError,
     ParameterError,
     ParameterTypeError,
     VerificationError,
     VerifyMismatchError,
 )
 from .hookspecs import Allocator, Backend, hookimpl
-from .params import Argon2Params, Type
+from .params import Argon2Params, Limits, Type
 from .password_hasher import PasswordHasher
 from .registry import BackendInfo
 
@@ -67,7 +68,8 @@ def memory_size(memory_cost: int, parallelism: int = 1) -> int:
 
 __all__ = [
     "Argon2Params", "ArgonishcheError", "ArgonishcheMemoryError", "Backend", "BackendError",
-    "BackendInfo", "HashingError", "InvalidHashError", "ParameterError", "ParameterTypeError",
+    "BackendInfo", "HashingError", "InvalidHashError", "LimitExceededError", "Limits",
+    "ParameterError", "ParameterTypeError",
     "PasswordHasher", "Type", "VerificationError", "VerifyMismatchError", "argon2_hash",
     "argon2_hash_encoded", "argon2_verify", "backends", "blake2b", "calibrate", "hash_many",
     "hookimpl", "memory_size", "selected_backend", "trim_memory", "Allocator",  # noqa: RUF022

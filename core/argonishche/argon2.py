@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from . import driver, phc, registry
 from .errors import InvalidHashError, ParameterError, ParameterTypeError, VerifyMismatchError
-from .params import MIN_SALT_LEN, Argon2Params, byte_buffer, to_type
+from .params import MIN_SALT_LEN, Argon2Params, Limits, byte_buffer, resolve_limits, to_type
 
 DEFAULTS = dict(type="id", time_cost=3, memory_cost=65536, parallelism=4, hash_len=32,
                 version=0x13)
@@ -121,8 +121,13 @@ def argon2_hash_encoded(password, salt, *, type=DEFAULTS["type"],
                       params.parallelism, bytes(byte_buffer("salt", salt)), tag)
 
 
-def params_of(encoded) -> tuple[Argon2Params, bytes, bytes]:
-    """(parameters, salt, tag) of a PHC string; InvalidHashError if it is malformed."""
+def params_of(encoded, limits: Limits | None = None) -> tuple[Argon2Params, bytes, bytes]:
+    """(parameters, salt, tag) of a PHC string.
+
+    InvalidHashError if it is malformed; LimitExceededError (an InvalidHashError) if it asks for
+    more than *limits* allow (None: the default ``Limits()``; ``Limits.none()``: no limits).
+    """
+    limits = resolve_limits(limits)
     decoded = phc.decode(encoded)
     try:
         params = Argon2Params.check(type=decoded.type, version=decoded.version,
@@ -132,17 +137,24 @@ def params_of(encoded) -> tuple[Argon2Params, bytes, bytes]:
         byte_buffer("salt", decoded.salt, min_len=MIN_SALT_LEN)
     except ParameterError as exc:
         raise InvalidHashError(f"hash has invalid parameters: {exc}") from None
+    limits.check_hash(memory_cost=params.memory_cost, time_cost=params.time_cost,
+                      parallelism=params.parallelism, hash_len=params.hash_len,
+                      salt_len=len(decoded.salt))
     return params, decoded.salt, decoded.tag
 
 
 def argon2_verify(encoded, password, *, secret=b"", associated_data=b"", threads=None,
-                  backend=None, allocator=None, memory=None, wipe=True) -> bool:
+                  backend=None, allocator=None, memory=None, wipe=True, limits=None) -> bool:
     """True if *password* matches the PHC string *encoded*.
 
+    :param limits: an :class:`argonishche.Limits`: the most work the hash may ask for, checked
+        before anything is allocated.  None (default): ``Limits()``; ``Limits.none()``: no limits
+        (only for hashes you trust).
     :raises VerifyMismatchError: the password (or secret / associated data) is wrong.
+    :raises LimitExceededError: *encoded* asks for more than *limits* allow (an InvalidHashError).
     :raises InvalidHashError: *encoded* is not a valid Argon2 PHC string.
     """
-    params, salt, expected = params_of(encoded)
+    params, salt, expected = params_of(encoded, limits)
     from hmac import compare_digest  # imported here: only verification needs hashlib loaded
 
     tag = _compute(params, password, salt, secret, associated_data, threads, backend, allocator,

@@ -24,6 +24,15 @@ class InvalidHashError(ArgonishcheError, ValueError):
     """An encoded hash string is malformed or uses an unsupported variant."""
 
 
+class LimitExceededError(InvalidHashError):
+    """An encoded hash asks for more work than the :class:`~argonishche.Limits` in force allow.
+
+    Raised before any work memory is allocated.  It is an :class:`InvalidHashError`, so handlers
+    of malformed hashes catch it too; the message names the field, its value, the limit and how
+    to raise it.
+    """
+
+
 class VerificationError(ArgonishcheError):
     """Verification failed (base class of :class:`VerifyMismatchError`)."""
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import enum
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
-from .errors import ParameterError, ParameterTypeError
+from .errors import LimitExceededError, ParameterError, ParameterTypeError
 
 UINT32_MAX = 2**32 - 1
 MAX_LANES = 2**24 - 1
@@ -114,3 +114,94 @@ class Argon2Params:
         if requested is None:
             return min(self.parallelism, os.cpu_count() or 1)
         return integer("threads", requested, 1, self.parallelism)
+
+
+#: What each limit bounds: (the field it limits, its unit in messages, its PHC spelling).
+_LIMITED = {
+    "max_memory_cost": ("memory_cost", " KiB", "m="),
+    "max_time_cost": ("time_cost", "", "t="),
+    "max_parallelism": ("parallelism", "", "p="),
+    "max_hash_len": ("hash_len", " bytes", ""),
+    "max_salt_len": ("salt_len", " bytes", ""),
+}
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The most work an encoded hash may ask for before it is refused, unread and unrun.
+
+    ``argon2_verify`` and ``PasswordHasher.verify`` / ``check_needs_rehash`` take their costs
+    from the hash string, which may come from an attacker (a submitted hash, a tampered
+    database row).  A hash over any of these limits raises
+    :class:`~argonishche.LimitExceededError` (an ``InvalidHashError``) before any work memory is
+    allocated.  ``None`` means no limit for that field; :meth:`none` disables all of them.
+    The defaults are explained in README.md ("Limits and hostile input").
+    """
+
+    max_memory_cost: int | None = 4 * 1024 * 1024  # KiB: 4 GiB, twice RFC 9106's 2 GiB profile
+    max_time_cost: int | None = 64
+    max_parallelism: int | None = 64
+    max_hash_len: int | None = 4096
+    max_salt_len: int | None = 4096
+
+    def __post_init__(self) -> None:
+        for field in fields(self):
+            value = getattr(self, field.name)
+            if value is not None:
+                integer(f"Limits.{field.name}", value, 1, UINT32_MAX)
+
+    @classmethod
+    def none(cls) -> Limits:
+        """No limits at all: every valid hash is run, whatever it costs (trusted input only)."""
+        return cls(max_memory_cost=None, max_time_cost=None, max_parallelism=None,
+                   max_hash_len=None, max_salt_len=None)
+
+    def _first_exceeded(self, values: dict) -> tuple[str, int, int] | None:
+        """(limit name, value, limit) of the first field of *values* over its limit."""
+        for name, (field, _, _) in _LIMITED.items():
+            limit = getattr(self, name)
+            if limit is not None and field in values and values[field] > limit:
+                return name, values[field], limit
+        return None
+
+    def check_hash(self, *, memory_cost: int, time_cost: int, parallelism: int,
+                   hash_len: int, salt_len: int) -> None:
+        """Raise LimitExceededError if a hash with these values asks for too much."""
+        exceeded = self._first_exceeded(dict(
+            memory_cost=memory_cost, time_cost=time_cost, parallelism=parallelism,
+            hash_len=hash_len, salt_len=salt_len))
+        if exceeded is not None:
+            name, value, limit = exceeded
+            field, unit, spelling = _LIMITED[name]
+            raise LimitExceededError(
+                f"hash has {field} {value}{unit}{f' ({spelling}{value})' if spelling else ''}, "
+                f"over the limit of "
+                f"{limit}{unit} (Limits.{name}); refused before any work was done. If such "
+                f"hashes are legitimate here, raise it: limits=argonishche.Limits({name}="
+                f"{value}) for argon2_verify or PasswordHasher (Limits.none() disables every "
+                f"limit)")
+
+    def check_own(self, **values: int) -> None:
+        """ParameterError if a hasher's own parameters are over its limits (it could not verify
+        its own hashes)."""
+        exceeded = self._first_exceeded(values)
+        if exceeded is not None:
+            name, value, limit = exceeded
+            field, unit, _ = _LIMITED[name]
+            raise ParameterError(
+                f"{field}={value} is over this hasher's limit Limits.{name}={limit}{unit}, so it "
+                f"could not verify its own hashes: pass limits=argonishche.Limits({name}="
+                f"{value}) (or higher) as well")
+
+
+def resolve_limits(limits) -> Limits:
+    """*limits* itself, or the default Limits() for None; ParameterTypeError otherwise."""
+    if limits is None:
+        return DEFAULT_LIMITS
+    if not isinstance(limits, Limits):
+        raise ParameterTypeError(f"limits must be argonishche.Limits or None, not "
+                                 f"{type(limits).__name__}")
+    return limits
+
+
+DEFAULT_LIMITS = Limits()

@@ -7,7 +7,7 @@ import os
 from .argon2 import argon2_hash_encoded, argon2_verify, params_of
 from .batch import hash_many
 from .errors import InvalidHashError
-from .params import MIN_SALT_LEN, UINT32_MAX, Argon2Params, integer
+from .params import MIN_SALT_LEN, UINT32_MAX, Argon2Params, integer, resolve_limits
 
 
 class PasswordHasher:
@@ -20,12 +20,20 @@ class PasswordHasher:
 
     def __init__(self, time_cost: int = 3, memory_cost: int = 65536, parallelism: int = 4,
                  hash_len: int = 32, salt_len: int = 16, type="id", *, allocator=None,
-                 wipe=True) -> None:
-        """:param allocator: and :param wipe: as for :func:`argonishche.argon2_hash`."""
+                 wipe=True, limits=None) -> None:
+        """:param allocator: and :param wipe: as for :func:`argonishche.argon2_hash`.
+
+        :param limits: an :class:`argonishche.Limits` that ``verify`` and ``check_needs_rehash``
+            apply to the hashes they read (default ``Limits()``; ``Limits.none()`` for none).
+            The hasher's own parameters must be within them (else ParameterError).
+        """
         self._params = Argon2Params.check(type=type, version=0x13, time_cost=time_cost,
                                           memory_cost=memory_cost, parallelism=parallelism,
                                           hash_len=hash_len)
         self.salt_len = integer("salt_len", salt_len, MIN_SALT_LEN, UINT32_MAX)
+        self.limits = resolve_limits(limits)
+        self.limits.check_own(memory_cost=memory_cost, time_cost=time_cost,
+                              parallelism=parallelism, hash_len=hash_len, salt_len=salt_len)
         self._memory = dict(allocator=allocator, wipe=wipe)
 
     time_cost = property(lambda self: self._params.time_cost)
@@ -57,12 +65,15 @@ class PasswordHasher:
                          executor=executor, workers=workers, progress=progress, **self._memory)
 
     def verify(self, hash, password) -> bool:  # noqa: A002 - argon2-cffi's parameter name
-        """True, or VerifyMismatchError / InvalidHashError; the costs come from *hash*."""
-        return argon2_verify(hash, password, **self._memory)
+        """True, or VerifyMismatchError / InvalidHashError; the costs come from *hash*, and a
+        hash over this hasher's limits is a LimitExceededError (an InvalidHashError)."""
+        return argon2_verify(hash, password, limits=self.limits, **self._memory)
 
     def check_needs_rehash(self, hash) -> bool:  # noqa: A002
-        """True if *hash* was made with parameters other than this hasher's."""
-        params, salt, _ = params_of(hash)
+        """True if *hash* was made with parameters other than this hasher's.
+
+        A hash over this hasher's limits is a LimitExceededError: it could not be verified."""
+        params, salt, _ = params_of(hash, self.limits)
         return params != self._params or len(salt) != self.salt_len
 
 
