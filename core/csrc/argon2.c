@@ -153,6 +153,24 @@ static uint32_t reference_index(const argon2_instance *inst, uint32_t pass, uint
     return (uint32_t)(position >= inst->lane_length ? position - inst->lane_length : position);
 }
 
+/* Section 3.4: the block that position i of this segment references, from J1 and J2. */
+static inline const argonishche_block *reference_block(const argon2_instance *inst,
+                                                       uint32_t pass, uint32_t slice,
+                                                       uint32_t lane, uint32_t i,
+                                                       uint64_t pseudo_random) {
+    uint32_t ref_lane = (pass == 0 && slice == 0)
+                            ? lane
+                            : (uint32_t)(pseudo_random >> 32) % inst->lanes; /* 32-bit div */
+    uint32_t ref_column =
+        reference_index(inst, pass, slice, i, (uint32_t)pseudo_random, ref_lane == lane);
+    return &inst->memory[(size_t)ref_lane * inst->lane_length + ref_column];
+}
+
+static inline void prefetch_block(const argonishche_block *block) {
+    for (int line = 0; line < ARGONISHCHE_BLOCK_BYTES / 64; line++)
+        __builtin_prefetch((const uint8_t *)block + 64 * line, 0, 3);
+}
+
 static void fill_segment(const argon2_instance *inst, uint32_t pass, uint32_t slice,
                          uint32_t lane) {
     _Alignas(64) argonishche_block address, input, zero;
@@ -183,16 +201,17 @@ static void fill_segment(const argon2_instance *inst, uint32_t pass, uint32_t sl
         if (data_independent) {
             if (i % ADDRESSES_PER_BLOCK == 0) next_addresses(inst, &address, &input, &zero);
             pseudo_random = address.v[i % ADDRESSES_PER_BLOCK];
+            /* The next block's reference is known already: start loading it while this block
+             * is computed, since in large memory most references miss every cache. */
+            uint32_t next = i + 1;
+            if (next < inst->segment_length && next % ADDRESSES_PER_BLOCK != 0)
+                prefetch_block(reference_block(inst, pass, slice, lane, next,
+                                               address.v[next % ADDRESSES_PER_BLOCK]));
         } else {
             pseudo_random = lane_start[prev_column].v[0];
         }
-        uint32_t ref_lane = (pass == 0 && slice == 0)
-                                ? lane
-                                : (uint32_t)(pseudo_random >> 32) % inst->lanes; /* 32-bit div */
-        uint32_t ref_column = reference_index(inst, pass, slice, i, (uint32_t)pseudo_random,
-                                              ref_lane == lane);
         inst->fill_block(&lane_start[column], &lane_start[prev_column],
-                         &inst->memory[(size_t)ref_lane * inst->lane_length + ref_column],
+                         reference_block(inst, pass, slice, lane, i, pseudo_random),
                          xor_into_next);
     }
 }
