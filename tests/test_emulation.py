@@ -20,7 +20,7 @@ import pytest
 
 import argonishche
 from argonishche import cpu, registry
-from argonishche._core import ffi, lib
+from argonishche._core import lib
 
 USABLE = ("selected", "available")
 
@@ -90,7 +90,6 @@ def test_every_compiled_module_imports_safely_and_exports_its_table():
     for name in modules:  # and here too, in-process
         module = importlib.import_module(name)
         assert int(module.ffi.cast("uintptr_t", module.lib.argonishche_kernels())) != 0
-    assert ffi.sizeof("argonishche_kernel_table") > 0
 
 
 def test_required_backends_are_usable():
