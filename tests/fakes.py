@@ -5,7 +5,7 @@ from __future__ import annotations
 import types
 from importlib.metadata import entry_points
 
-from argonishche import hookspecs, registry
+from argonishche import hookspecs, _registry
 
 
 class FakeEntryPoint:
@@ -50,4 +50,4 @@ def builtin_entry_points():
 def make_registry(*extra, environ=None, builtin=True):
     """A registry of the installed plugins (unless not *builtin*) plus *extra* fake ones."""
     eps = (builtin_entry_points() if builtin else []) + list(extra)
-    return registry.Registry(environ=environ or {}, plugin_entry_points=eps)
+    return _registry.Registry(environ=environ or {}, plugin_entry_points=eps)

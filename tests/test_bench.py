@@ -13,14 +13,14 @@ import sys
 import pytest
 
 import argonishche
-from argonishche import bench, cli
+from argonishche import _bench, _cli
 
 TINY = ("--repetitions", "2", "--budget", "0.01", "--point", "d,1,64,1")
 
 
 def bench_cli(capsys, *args):
     try:
-        status = cli.main(["bench", *args])
+        status = _cli.main(["bench", *args])
     except SystemExit as exc:
         status = exc.code
     out, err = capsys.readouterr()
@@ -40,7 +40,7 @@ def fake_subjects(names, log=None, fail_at=None):
             if log is not None:
                 log.append(name)
             return b"tag"
-        return bench.Subject(name, run)
+        return _bench.Subject(name, run)
     return [make(name) for name in names]
 
 
@@ -48,24 +48,24 @@ def fake_subjects(names, log=None, fail_at=None):
 
 
 def test_point_parses_the_rfc_order_and_refuses_junk():
-    assert bench.Point.parse("argon2id, 3,65536 ,4") == bench.Point("id", 3, 65536, 4)
-    assert str(bench.Point("d", 1, 2048, 1)) == "d t=1 m=2048 p=1"
+    assert _bench.Point.parse("argon2id, 3,65536 ,4") == _bench.Point("id", 3, 65536, 4)
+    assert str(_bench.Point("d", 1, 2048, 1)) == "d t=1 m=2048 p=1"
     with pytest.raises(ValueError, match="expected TYPE,T,M_KIB,P"):
-        bench.Point.parse("id,3,65536")
+        _bench.Point.parse("id,3,65536")
 
 
 def test_default_points_hold_the_headline_point_and_rfc_9106_low_memory():
-    assert bench.Point("d", 1, 2048, 1) in bench.DEFAULT_POINTS
-    assert bench.Point("id", 3, 65536, 4) in bench.DEFAULT_POINTS
+    assert _bench.Point("d", 1, 2048, 1) in _bench.DEFAULT_POINTS
+    assert _bench.Point("id", 3, 65536, 4) in _bench.DEFAULT_POINTS
 
 
 def test_pynacl_is_left_out_where_libsodium_refuses_the_point():
     pytest.importorskip("nacl")
-    names = {s.name for s in bench.peer_argon2_subjects(bench.Point("i", 1, 64, 1))}
+    names = {s.name for s in _bench.peer_argon2_subjects(_bench.Point("i", 1, 64, 1))}
     assert "PyNaCl" not in names            # libsodium's Argon2i needs t >= 3
-    names = {s.name for s in bench.peer_argon2_subjects(bench.Point("i", 3, 64, 1))}
+    names = {s.name for s in _bench.peer_argon2_subjects(_bench.Point("i", 3, 64, 1))}
     assert "PyNaCl" in names
-    names = {s.name for s in bench.peer_argon2_subjects(bench.Point("id", 1, 64, 2))}
+    names = {s.name for s in _bench.peer_argon2_subjects(_bench.Point("id", 1, 64, 2))}
     assert "PyNaCl" not in names            # one lane only
 
 
@@ -75,7 +75,7 @@ def test_pynacl_is_left_out_where_libsodium_refuses_the_point():
 def test_hot_timing_interleaves_and_rotates_the_order():
     log = []
     subjects = fake_subjects("abc", log)
-    bench.time_interleaved(subjects, repetitions=3, budget=0.0)
+    _bench.time_interleaved(subjects, repetitions=3, budget=0.0)
     assert [len(s.samples) for s in subjects] == [3, 3, 3]
     # one sizing call each, then one call per subject per round, rotated each round
     assert log == list("abc") + list("abc") + list("bca") + list("cab")
@@ -84,7 +84,7 @@ def test_hot_timing_interleaves_and_rotates_the_order():
 def test_cold_timing_evicts_before_every_single_call():
     log = []
     subjects = fake_subjects("ab", log)
-    bench.time_interleaved(subjects, repetitions=2, budget=10.0,
+    _bench.time_interleaved(subjects, repetitions=2, budget=10.0,
                            evict=lambda: log.append("evict"))
     assert log == ["evict", "a", "evict", "b", "evict", "b", "evict", "a"]
     assert [len(s.samples) for s in subjects] == [2, 2]
@@ -94,33 +94,33 @@ def test_interrupted_timing_keeps_only_rounds_every_subject_finished():
     # calls 1-3 size the samples; 4-6 are round one; the 8th call is interrupted
     subjects = fake_subjects("abc", fail_at=8)
     with pytest.raises(KeyboardInterrupt):
-        bench.time_interleaved(subjects, repetitions=5, budget=0.0)
+        _bench.time_interleaved(subjects, repetitions=5, budget=0.0)
     assert [len(s.samples) for s in subjects] == [1, 1, 1]
 
 
 def test_subjects_that_disagree_are_not_timed():
     subjects = fake_subjects("ab")
-    subjects.append(bench.Subject("wrong", lambda: b"other"))
+    subjects.append(_bench.Subject("wrong", lambda: b"other"))
     with pytest.raises(RuntimeError, match="disagree"):
-        bench.check_same_tags(subjects)
+        _bench.check_same_tags(subjects)
 
 
 def test_cache_evictor_is_larger_than_the_last_level_cache():
-    evictor = bench.CacheEvictor()
+    evictor = _bench.CacheEvictor()
     assert evictor.size >= 64 << 20
-    assert evictor.size >= 2 * bench.last_level_cache_bytes()
+    assert evictor.size >= 2 * _bench.last_level_cache_bytes()
     evictor()  # reads it all; must not fail
-    assert bench.CacheEvictor(size=4096).size == 4096
+    assert _bench.CacheEvictor(size=4096).size == 4096
 
 
 # ---- reports ---------------------------------------------------------------------------------
 
 
 def test_argon2_report_labels_every_row_with_its_mode_and_compares_to_peers():
-    point = bench.Point("d", 1, 64, 1)
-    subjects = [bench.Subject("argonishche (x)", None, [0.001, 0.001, 0.0012]),
-                bench.Subject("peer", None, [0.002, 0.002, 0.002])]
-    text, data = bench.argon2_report(point, subjects, clock_hz=1e9, mode="cold")
+    point = _bench.Point("d", 1, 64, 1)
+    subjects = [_bench.Subject("argonishche (x)", None, [0.001, 0.001, 0.0012]),
+                _bench.Subject("peer", None, [0.002, 0.002, 0.002])]
+    text, data = _bench.argon2_report(point, subjects, clock_hz=1e9, mode="cold")
     lines = text.splitlines()
     assert lines[0].startswith("Argon2d t=1 m=64 p=1  (cold:")
     assert "3 interleaved repetitions" in lines[0]
@@ -139,8 +139,8 @@ def test_argon2_report_labels_every_row_with_its_mode_and_compares_to_peers():
 
 
 def test_argon2_report_says_when_it_was_interrupted():
-    subjects = [bench.Subject("argonishche (x)", None, [0.001])]
-    text, data = bench.argon2_report(bench.Point("d", 1, 64, 1), subjects, 1e9, "hot",
+    subjects = [_bench.Subject("argonishche (x)", None, [0.001])]
+    text, data = _bench.argon2_report(_bench.Point("d", 1, 64, 1), subjects, 1e9, "hot",
                                      planned=7)
     assert "interrupted after 1 of 7 interleaved repetitions" in text
     assert data["interrupted"] is True
@@ -160,15 +160,15 @@ QUIET = {"cpus": 2, "loadavg": [0.0, 0.0, 0.0], "ticks_total": 1000, "ticks_stea
 
 def test_spreads_of_a_row():
     samples = [1.0, 1.1, 1.2, 1.3, 1.4]
-    assert bench.spread(samples) == pytest.approx(0.4 / 1.2)
-    assert bench.interquartile(samples) == pytest.approx(0.2 / 1.2)
-    assert bench.interquartile([1.0, 1.0, 1.0, 1.0, 9.0]) == 0   # one outlier: no effect
-    assert bench.Subject("x", lambda: b"", [2.0, 2.0]).spread == 0
+    assert _bench.spread(samples) == pytest.approx(0.4 / 1.2)
+    assert _bench.interquartile(samples) == pytest.approx(0.2 / 1.2)
+    assert _bench.interquartile([1.0, 1.0, 1.0, 1.0, 9.0]) == 0   # one outlier: no effect
+    assert _bench.Subject("x", lambda: b"", [2.0, 2.0]).spread == 0
 
 
 def test_noise_report_quiet_machine():
     after = dict(QUIET, ticks_total=2000)
-    text, data = bench.noise_report(table([0.001, 0.001, 0.002]), QUIET, after)
+    text, data = _bench.noise_report(table([0.001, 0.001, 0.002]), QUIET, after)
     assert data["median_interquartile"] == pytest.approx(0.002 / 1.002)
     assert data["worst_spread"] == pytest.approx(0.008 / 1.004)
     assert data["worst_row"] == "s2, d t=1 m=64 p=1 hot"
@@ -182,23 +182,23 @@ def test_noise_report_quiet_machine():
 
 def test_noise_report_noisy_spreads_and_steal():
     after = dict(QUIET, ticks_total=2000, ticks_steal=100)
-    _, data = bench.noise_report(table([0.05, 0.1, 0.15]), QUIET, after)
+    _, data = _bench.noise_report(table([0.05, 0.1, 0.15]), QUIET, after)
     assert data["verdict"].startswith("noisy: differences below 33 % mean nothing")
     assert data["steal"] == pytest.approx(0.1)
-    _, data = bench.noise_report(table([0.001, 0.001]), QUIET, after)
+    _, data = _bench.noise_report(table([0.001, 0.001]), QUIET, after)
     assert data["verdict"].startswith("somewhat noisy")  # quiet rows, but 10 % steal
     assert "busy" in data["verdict"]
 
 
 def test_noise_report_says_when_single_repetitions_were_disturbed():
-    _, data = bench.noise_report(table([0, 0], samples=[1.0, 1.0, 1.0, 1.0, 2.0]), QUIET,
+    _, data = _bench.noise_report(table([0, 0], samples=[1.0, 1.0, 1.0, 1.0, 2.0]), QUIET,
                                  QUIET)
     assert data["verdict"].startswith("quiet")            # the medians are fine
     assert "some repetitions were disturbed" in data["verdict"]
 
 
 def test_noise_report_with_single_samples_says_so():
-    _, data = bench.noise_report({"argon2": [{"point": "p", "results": [
+    _, data = _bench.noise_report({"argon2": [{"point": "p", "results": [
         {"subject": "s", "mode": "hot", "samples_s": [1.0]}]}]}, QUIET, QUIET)
     assert "too few repetitions" in data["verdict"]
 
@@ -206,7 +206,7 @@ def test_noise_report_with_single_samples_says_so():
 def test_progress_bar_waits_draws_a_count_and_clears():
     now = [0.0]
     stream = io.StringIO()
-    progress = bench.Progress(stream, delay=1.0, width=10, clock=lambda: now[0], columns=80)
+    progress = _bench.Progress(stream, delay=1.0, width=10, clock=lambda: now[0], columns=80)
     progress.start("argon2", 4)
     progress.step("first")
     assert stream.getvalue() == ""                    # short runs print nothing
@@ -229,7 +229,7 @@ def test_progress_bar_waits_draws_a_count_and_clears():
 
 def test_bench_argon2_hot_and_cold_tables_for_every_backend():
     out = io.StringIO()
-    tables = bench.bench_argon2([bench.Point("d", 1, 64, 1)], peers=False, repetitions=2,
+    tables = _bench.bench_argon2([_bench.Point("d", 1, 64, 1)], peers=False, repetitions=2,
                                 budget=0.001, modes=("hot", "cold"), out=out)
     assert [t["mode"] for t in tables] == ["hot", "cold"]
     usable = [b.name for b in argonishche.backends() if b.state in ("selected", "available")]
@@ -244,7 +244,7 @@ def test_bench_argon2_hot_and_cold_tables_for_every_backend():
 
 def test_cold_mode_allocates_per_hash_and_evicts_before_every_sample(monkeypatch):
     allocators, evictions = [], []
-    real_hash = bench.argon2_hash
+    real_hash = _bench.argon2_hash
 
     def recording_hash(*args, **kwargs):
         allocators.append(kwargs.get("allocator"))
@@ -253,9 +253,9 @@ def test_cold_mode_allocates_per_hash_and_evicts_before_every_sample(monkeypatch
     class CountingEvictor:
         def __call__(self):
             evictions.append(1)
-    monkeypatch.setattr(bench, "argon2_hash", recording_hash)
-    monkeypatch.setattr(bench, "CacheEvictor", CountingEvictor)
-    tables = bench.bench_argon2([bench.Point("i", 1, 64, 1)], peers=False, repetitions=3,
+    monkeypatch.setattr(_bench, "argon2_hash", recording_hash)
+    monkeypatch.setattr(_bench, "CacheEvictor", CountingEvictor)
+    tables = _bench.bench_argon2([_bench.Point("i", 1, 64, 1)], peers=False, repetitions=3,
                                 budget=0.001, modes=("cold",), out=io.StringIO())
     subjects = len(tables[0]["results"])
     assert set(allocators) == {"system"}
@@ -265,7 +265,7 @@ def test_cold_mode_allocates_per_hash_and_evicts_before_every_sample(monkeypatch
 
 def test_bench_memory_times_every_allocator_with_wipe_on_and_off():
     out = io.StringIO()
-    report = bench.bench_memory(bench.Point("id", 1, 64, 1), peers=False, repetitions=2,
+    report = _bench.bench_memory(_bench.Point("id", 1, 64, 1), peers=False, repetitions=2,
                                 budget=0.001, out=out)
     subjects = {row["subject"] for row in report["results"]}
     for name in ("arena", "system", "hugepages", "locked"):
@@ -274,7 +274,7 @@ def test_bench_memory_times_every_allocator_with_wipe_on_and_off():
 
 
 def test_cli_bench_json_has_modes_rows_and_noise(capsys, tmp_path):
-    path = tmp_path / "bench.json"
+    path = tmp_path / "_bench.json"
     status, out, err = bench_cli(capsys, *TINY, "--no-blake2b", "--hot", "--cold",
                                  "--json", str(path))
     assert status == 0, err
@@ -307,7 +307,7 @@ def test_cli_bench_blake2b_table(capsys):
 
 def test_cli_bench_plot_draws_a_small_png(capsys, tmp_path):
     pytest.importorskip("matplotlib")
-    path = tmp_path / "bench.png"
+    path = tmp_path / "_bench.png"
     status, out, err = bench_cli(capsys, "--repetitions", "2", "--budget", "0.001", "--point",
                                  "d,1,64,1", "--point", "d,1,128,1", "--no-blake2b",
                                  "--plot", str(path))
@@ -328,7 +328,7 @@ def test_cli_bench_plot_without_matplotlib_says_what_to_install(capsys, monkeypa
 def test_cli_bench_ctrl_c_prints_and_saves_what_was_measured(capsys, monkeypatch, tmp_path):
     def interrupted(**kwargs):
         raise KeyboardInterrupt
-    monkeypatch.setattr(bench, "bench_blake2b", interrupted)
+    monkeypatch.setattr(_bench, "bench_blake2b", interrupted)
     path = tmp_path / "partial.json"
     status, out, _ = bench_cli(capsys, *TINY, "--json", str(path))
     assert status == 130

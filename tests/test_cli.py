@@ -19,7 +19,7 @@ import sys
 import pytest
 
 import argonishche
-from argonishche import cli, registry
+from argonishche import _cli, _registry
 
 REFERENCE = shutil.which("argon2")
 TIME_LINE = re.compile(r"(?m)^\d+\.\d{3} seconds$")
@@ -37,10 +37,10 @@ def run(*args, stdin=None, inherit=False, **env):
 
 
 def call(capsys, monkeypatch, *args, stdin: bytes = b""):
-    """cli.main(ARGS) in this process with *stdin*: (status, stdout, stderr)."""
+    """_cli.main(ARGS) in this process with *stdin*: (status, stdout, stderr)."""
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
     try:
-        status = cli.main(list(args))
+        status = _cli.main(list(args))
     except SystemExit as exc:  # argparse's usage errors
         status = exc.code
     out, err = capsys.readouterr()
@@ -133,7 +133,7 @@ def test_hash_notes_backend_allocator_and_wipe_on_stderr_only(capsys, monkeypatc
 
 def test_hash_note_names_the_defaults(capsys, monkeypatch):
     _, _, err = call(capsys, monkeypatch, "hash", "somesalt", "-t", "1", "-k", "64", stdin=b"p")
-    reg = registry.get()
+    reg = _registry.get()
     assert f"backend {reg.selected_name('argon2')}, allocator {reg.allocator_name}," in err
 
 
@@ -328,7 +328,7 @@ def test_no_subcommand_is_a_usage_error():
 @pytest.mark.parametrize("command", ["hash", "verify", "info", "selftest", "bench"])
 def test_every_subcommand_has_help(capsys, command):
     with pytest.raises(SystemExit) as exit_info:
-        cli.main([command, "--help"])
+        _cli.main([command, "--help"])
     assert exit_info.value.code == 0
     assert f"usage: argonishche {command}" in capsys.readouterr().out
 

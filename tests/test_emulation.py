@@ -19,7 +19,7 @@ import sys
 import pytest
 
 import argonishche
-from argonishche import cpu, registry
+from argonishche import _cpu, _registry
 from argonishche._core import lib
 
 USABLE = ("selected", "available")
@@ -47,7 +47,7 @@ def test_the_expected_backend_is_the_one_running():
 
 def test_the_probe_sees_the_cpu_that_runs_us():
     expected = os.environ.get("ARGONISHCHE_EXPECT_CPU_FEATURES")
-    probed = cpu.probed_features()
+    probed = _cpu.probed_features()
     if expected is not None:
         assert probed == {f for f in expected.split(",") if f}
         return
@@ -63,7 +63,7 @@ def test_the_probe_sees_the_cpu_that_runs_us():
 
 def test_backends_above_the_cpu_are_unsupported_not_broken():
     for record in argonishche.backends():
-        if record.cpu_features and not set(record.cpu_features) <= cpu.features():
+        if record.cpu_features and not set(record.cpu_features) <= _cpu.features():
             assert record.state in ("unsupported-cpu", "blocked"), record
             assert record.selftest_ms is None  # never run
 
@@ -71,7 +71,7 @@ def test_backends_above_the_cpu_are_unsupported_not_broken():
 def test_every_compiled_module_imports_safely_and_exports_its_table():
     """Importing a backend module and asking for its table must be safe on any x86-64 CPU,
     including modules whose kernels this CPU cannot run (only the kernels carry the ISA)."""
-    reg = registry.get()
+    reg = _registry.get()
     modules = {e.backend.kernel_module for e in reg.entries.values() if e.backend is not None}
     assert modules, "no backend registered"
     code = ("import importlib, sys\n"

@@ -41,12 +41,12 @@ TIGHT = Limits(max_memory_cost=128, max_time_cost=3, max_parallelism=4, max_hash
                max_salt_len=64)
 UINT32_MAX = 2**32 - 1
 TRIED: collections.Counter = collections.Counter()
-REAL_ARGON2 = argonishche.driver.argon2
+REAL_ARGON2 = argonishche._driver.argon2
 
 
 @pytest.fixture(scope="module", autouse=True)
 def report_inputs_tried(request):
-    argonishche.registry.get()  # initialised with the real driver before any guard is in place
+    argonishche._registry.get()  # initialised with the real driver before any guard is in place
     yield
     line = (f"test_fuzz: {sum(TRIED.values())} inputs tried "
             f"({', '.join(f'{k} {v}' for k, v in sorted(TRIED.items()))})")
@@ -202,7 +202,7 @@ random_input = st.one_of(
 def within(limits: Limits, password, encoded, hasher=None):
     """Verify *encoded* with the driver guarded by *limits*; the outcome and the guard."""
     guard = Guard(limits)
-    with mock.patch.object(argonishche.driver, "argon2", guard):
+    with mock.patch.object(argonishche._driver, "argon2", guard):
         if hasher is None:
             result = outcome(lambda: argon2_verify(encoded, password, limits=limits))
         else:
@@ -265,7 +265,7 @@ def test_default_limits_never_start_a_hash_over_them(case):
     TRIED["default-limits"] += 1
     encoded, password = case
     guard = Guard(Limits(), run=False)
-    with mock.patch.object(argonishche.driver, "argon2", guard):
+    with mock.patch.object(argonishche._driver, "argon2", guard):
         # allocator="system": the C driver (here the guard) allocates, so nothing is mapped
         first = outcome(lambda: argon2_verify(encoded, password, allocator="system"))
         second = outcome(lambda: PasswordHasher(allocator="system").verify(encoded, password))
@@ -288,7 +288,7 @@ def test_raising_a_cost_above_the_limit_is_a_limits_error_not_an_allocation(case
     m, t, p = int(costs["m"]), int(costs["t"]), int(costs["p"])
     encoded = f"{head}$m={m},t={t},p={p}${salt}${tag}"
     guard = Guard(limits, run=False)
-    with mock.patch.object(argonishche.driver, "argon2", guard):
+    with mock.patch.object(argonishche._driver, "argon2", guard):
         result = outcome(lambda: argon2_verify(encoded, password, limits=limits,
                                                allocator="system"))
     valid = t >= 1 and 1 <= p <= 2**24 - 1 and m >= 8 * p

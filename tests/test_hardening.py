@@ -141,8 +141,8 @@ def recorder(monkeypatch):
         calls.append(request)
         return bytes(request["hash_len"])
 
-    argonishche.registry.get()  # its self-test needs the real driver: initialise it first
-    monkeypatch.setattr(argonishche.driver, "argon2", record)
+    argonishche._registry.get()  # its self-test needs the real driver: initialise it first
+    monkeypatch.setattr(argonishche._driver, "argon2", record)
     return calls
 
 
@@ -152,7 +152,7 @@ def no_work(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("work memory was requested for a hash over the limits")
 
-    monkeypatch.setattr(sys.modules["argonishche.argon2"], "_compute", refuse)
+    monkeypatch.setattr(sys.modules["argonishche._argon2"], "_compute", refuse)
 
 
 def test_default_limits_are_the_documented_ones_and_frozen():

@@ -2,7 +2,7 @@
 
 Costs stay small (m <= 4096 KiB).  What must not disturb this process (an mlock refused for real,
 a 4 TiB allocation, an environment variable read at start-up, a peak-RSS measurement) runs in a
-subprocess.  Tests that look inside an arena (``allocators.BUILTIN[1]``) trim every allocator
+subprocess.  Tests that look inside an arena (``_allocators.BUILTIN[1]``) trim every allocator
 first, so what other tests left cached cannot blur what they see.
 """
 
@@ -29,18 +29,17 @@ from argonishche import (
     ParameterTypeError,
     PasswordHasher,
     VerifyMismatchError,
-    allocators,
     argon2_hash,
     argon2_hash_encoded,
     argon2_verify,
-    registry,
 )
+from argonishche import _allocators, _registry
 from argonishche._core import ffi
-from argonishche.argon2 import params_of
+from argonishche._argon2 import params_of
 from fakes import FakeEntryPoint, allocator_plugin, make_registry
 
 BUILTIN_NAMES = ("system", "arena", "hugepages", "locked")
-SYSTEM, ARENA, HUGEPAGES, LOCKED = allocators.BUILTIN
+SYSTEM, ARENA, HUGEPAGES, LOCKED = _allocators.BUILTIN
 PASSWORD = b"password"
 SALT = b"somesalt"
 SMALL = dict(time_cost=1, memory_cost=32, parallelism=1)
@@ -82,7 +81,7 @@ def mprime(memory_cost: int, parallelism: int) -> int:
 
 def run_python(code: str, **environ) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items()
-           if k not in (registry.ALLOCATOR_ENV, allocators.ARENA_MAX_ENV)}
+           if k not in (_registry.ALLOCATOR_ENV, _allocators.ARENA_MAX_ENV)}
     env.update(environ)
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
                           text=True, timeout=120, env=env)
@@ -133,8 +132,8 @@ def trimmed():
 def acquire_log(monkeypatch):
     """Names of the built-in allocators asked for memory, in order."""
     log = []
-    for cls in (allocators.SystemAllocator, allocators.ArenaAllocator,
-                allocators.HugePagesAllocator):
+    for cls in (_allocators.SystemAllocator, _allocators.ArenaAllocator,
+                _allocators.HugePagesAllocator):
         def spy(self, size, _original=cls.acquire):
             log.append(self.name)
             return _original(self, size)
@@ -146,7 +145,7 @@ def acquire_log(monkeypatch):
 def install(monkeypatch):
     """Make a registry the process-wide one for the test."""
     def installer(reg):
-        monkeypatch.setattr(registry, "_registry", reg)
+        monkeypatch.setattr(_registry, "_instance", reg)
         return reg
     return installer
 
@@ -190,10 +189,10 @@ def test_password_hasher_uses_its_allocator(name, acquire_log):
 def test_allocator_environment_variable_selects_the_allocator(name):
     result = run_python("""
         import argonishche
-        from argonishche import allocators
+        from argonishche import _allocators
         print("selected", argonishche._registry.get().allocator().name)
         used = []
-        for allocator in allocators.BUILTIN:
+        for allocator in _allocators.BUILTIN:
             def spy(size, _original=allocator.acquire, _name=allocator.name):
                 used.append(_name)
                 return _original(size)
@@ -203,8 +202,8 @@ def test_allocator_environment_variable_selects_the_allocator(name):
         hasher = argonishche.PasswordHasher(**costs)
         assert hasher.verify(hasher.hash("pw"), "pw")
         print("used", ",".join(used))
-        print("arena", allocators.BUILTIN[1].cached_bytes())
-        print("locked", allocators.BUILTIN[3].cached_bytes())
+        print("arena", _allocators.BUILTIN[1].cached_bytes())
+        print("locked", _allocators.BUILTIN[3].cached_bytes())
         """, ARGONISHCHE_ALLOCATOR=name)
     assert result.returncode == 0, result.stderr
     out = dict(line.split(" ", 1) for line in result.stdout.splitlines())
@@ -226,7 +225,7 @@ def test_unknown_allocator_argument_is_an_error_listing_the_registered_ones():
             call()
         message = str(info.value)
         assert "'nosuch'" in message and REGISTERED in message
-        assert registry.ALLOCATOR_ENV not in message  # the argument, not the environment
+        assert _registry.ALLOCATOR_ENV not in message  # the argument, not the environment
 
 
 def test_unknown_allocator_environment_variable_is_an_error_naming_it():
@@ -334,7 +333,7 @@ def test_wipe_false_leaves_the_arena_mapping_unwiped(trimmed):
 
 
 def test_wipe_callback_that_raises_does_not_leak_the_arena(install):
-    class TestArena(allocators.ArenaAllocator):
+    class TestArena(_allocators.ArenaAllocator):
         name = "test-arena"
     arena = TestArena()
     install(make_registry(FakeEntryPoint("zz-test-arena", allocator_plugin(arena))))
@@ -476,7 +475,7 @@ def test_plugin_allocator_failure_propagates_and_buffers_are_always_released(ins
 
 
 def test_locked_allocator_refused_mlock_is_a_clear_error(monkeypatch, trimmed):
-    real_lib, real_map, mappings = allocators.lib, allocators._map, []
+    real_lib, real_map, mappings = _allocators.lib, _allocators._map, []
 
     class RefusingLib:
         def mlock(self, address, length):
@@ -490,8 +489,8 @@ def test_locked_allocator_refused_mlock_is_a_clear_error(monkeypatch, trimmed):
         mappings.append(real_map(size, **options))
         return mappings[-1]
 
-    monkeypatch.setattr(allocators, "lib", RefusingLib())
-    monkeypatch.setattr(allocators, "_map", recording_map)
+    monkeypatch.setattr(_allocators, "lib", RefusingLib())
+    monkeypatch.setattr(_allocators, "_map", recording_map)
     with pytest.raises(ArgonishcheMemoryError, match="RLIMIT_MEMLOCK") as info:
         argon2_hash(PASSWORD, SALT, allocator="locked", **SMALL)
     assert isinstance(info.value, MemoryError)
@@ -520,7 +519,7 @@ def test_locked_allocator_with_no_memlock_room_is_a_clear_error():
             print("refused:", exc)
         else:
             print("locked anyway")
-        print("cached:", argonishche.allocators.BUILTIN[3].cached_bytes())
+        print("cached:", argonishche._allocators.BUILTIN[3].cached_bytes())
         assert argonishche.argon2_hash(b"password", b"somesalt", allocator="arena",
                                        **costs) == expected
         """)
@@ -551,7 +550,7 @@ def test_driver_out_of_memory_is_a_memory_error_naming_the_size():
                 print(name, exc, sep="|")
             assert argonishche.argon2_hash(b"password", b"somesalt", memory_cost=32,
                                            allocator=name, **costs) == small
-        print("cached", argonishche.allocators.BUILTIN[1].cached_bytes())
+        print("cached", argonishche._allocators.BUILTIN[1].cached_bytes())
         """)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
@@ -592,7 +591,7 @@ def test_arena_is_reused_on_one_thread_and_grows_for_a_bigger_hash(trimmed):
 
 
 def test_arena_bound_falls_back_to_the_c_allocator(install):
-    class SmallArena(allocators.ArenaAllocator):
+    class SmallArena(_allocators.ArenaAllocator):
         name = "small-arena"
     arena = SmallArena(max_bytes=needed(64))
     install(make_registry(FakeEntryPoint("zz-small", allocator_plugin(arena))))
@@ -617,14 +616,14 @@ def test_arena_bound_falls_back_to_the_c_allocator(install):
 def test_arena_max_environment_variable_bounds_the_builtin_arenas():
     result = run_python("""
         import argonishche
-        from argonishche import allocators
-        print(allocators.BUILTIN[1].max_bytes, allocators.BUILTIN[3].max_bytes)
+        from argonishche import _allocators
+        print(_allocators.BUILTIN[1].max_bytes, _allocators.BUILTIN[3].max_bytes)
         argonishche.argon2_hash(b"password", b"somesalt", time_cost=1, memory_cost=1024,
                                 parallelism=1, allocator="arena")
-        print(allocators.BUILTIN[1].cached_bytes())
+        print(_allocators.BUILTIN[1].cached_bytes())
         argonishche.argon2_hash(b"password", b"somesalt", time_cost=1, memory_cost=2048,
                                 parallelism=1, allocator="arena")
-        print(allocators.BUILTIN[1].cached_bytes())
+        print(_allocators.BUILTIN[1].cached_bytes())
         """, ARGONISHCHE_ARENA_MAX_MIB="1")
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == [str(2**20)] * 2 + [str(2**20)] * 2
@@ -662,7 +661,7 @@ def test_locked_allocator_locks_its_arena_in_ram(trimmed):
 
 
 def test_locked_allocator_never_hands_out_unlocked_memory():
-    locked = allocators.LockedAllocator(max_bytes=needed(32))
+    locked = _allocators.LockedAllocator(max_bytes=needed(32))
     try:
         try:
             buffer = locked.acquire(needed(64))
@@ -726,7 +725,7 @@ def test_hugepages_buffer_is_2mib_aligned_and_release_unmaps_it():
     size = needed(4096)
     view = HUGEPAGES.acquire(size)
     assert isinstance(view, memoryview) and not view.readonly and len(view) == size
-    assert address_of(view) % allocators.HUGE_PAGE == 0
+    assert address_of(view) % _allocators.HUGE_PAGE == 0
     view[-1:] = b"x"  # the whole requested size is usable
     mapping = view.obj
     assert isinstance(mapping, mmap.mmap) and not mapping.closed
@@ -745,7 +744,7 @@ def test_hugepages_hash_runs_in_aligned_memory():
         view[:] = bytes(view.nbytes)
 
     assert argon2_hash(PASSWORD, SALT, allocator="hugepages", wipe=wipe, **SMALL) == KNOWN_TAG
-    assert len(addresses) == 1 and addresses[0] % allocators.HUGE_PAGE == 0
+    assert len(addresses) == 1 and addresses[0] % _allocators.HUGE_PAGE == 0
 
 
 # ---- hash_many ------------------------------------------------------------------------------
@@ -873,8 +872,8 @@ def test_plugin_allocator_is_registered_and_used_by_name(install):
     reg = install(make_registry(FakeEntryPoint("zz-pool", allocator_plugin(pool))))
     assert reg.allocator("pool") is pool and reg.allocator("POOL") is pool
     assert reg.allocators["pool"][1] == "fake-kernels 1.2"
-    assert reg.allocator().name == registry.DEFAULT_ALLOCATOR
-    assert [reg.allocator(name) for name in BUILTIN_NAMES] == list(allocators.BUILTIN)
+    assert reg.allocator().name == _registry.DEFAULT_ALLOCATOR
+    assert [reg.allocator(name) for name in BUILTIN_NAMES] == list(_allocators.BUILTIN)
 
     assert argon2_hash(PASSWORD, SALT, allocator="pool", **SMALL) == KNOWN_TAG
     assert [len(b) for b in pool.acquired] == [needed(32)] and pool.released == pool.acquired
@@ -894,7 +893,7 @@ def test_plugin_registering_a_non_allocator_is_load_failed_and_others_work():
     good = Pool("good")
     with pytest.warns(RuntimeWarning, match="not an argonishche.Allocator"):
         reg = make_registry(
-            FakeEntryPoint("zz-bad", allocator_plugin(allocators.SystemAllocator),
+            FakeEntryPoint("zz-bad", allocator_plugin(_allocators.SystemAllocator),
                            dist=("bad-allocators", "0.1")),
             FakeEntryPoint("zz-good", allocator_plugin(good)))
     record = state_of(reg, "zz-bad")

@@ -1,4 +1,4 @@
-"""Tests for argonishche.phc, the PHC string codec for Argon2 hashes."""
+"""Tests for argonishche._phc, the PHC string codec for Argon2 hashes."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from argonishche import phc
-from argonishche.errors import InvalidHashError, ParameterError
+from argonishche import _phc
+from argonishche.exceptions import InvalidHashError, ParameterError
 
 UINT32_MAX = 2**32 - 1
 
@@ -45,8 +45,8 @@ def b64(data: bytes) -> str:
 
 
 def test_decode_rfc_argon2i_v19():
-    decoded = phc.decode(RFC_I_V19)
-    assert decoded == phc.DecodedHash(
+    decoded = _phc.decode(RFC_I_V19)
+    assert decoded == _phc.DecodedHash(
         type="i",
         version=19,
         memory_cost=65536,
@@ -59,7 +59,7 @@ def test_decode_rfc_argon2i_v19():
 
 
 def test_decode_without_version_means_0x10():
-    decoded = phc.decode(RFC_I_V16_WITHOUT_V)
+    decoded = _phc.decode(RFC_I_V16_WITHOUT_V)
     assert decoded.version == 0x10
     assert (decoded.type, decoded.memory_cost, decoded.time_cost, decoded.parallelism) == (
         "i",
@@ -72,31 +72,31 @@ def test_decode_without_version_means_0x10():
 
 
 def test_encode_always_writes_version_even_for_0x10():
-    decoded = phc.decode(RFC_I_V16_WITHOUT_V)
-    assert phc.encode(*decoded) == RFC_I_V16_WITHOUT_V.replace("$argon2i$", "$argon2i$v=16$")
+    decoded = _phc.decode(RFC_I_V16_WITHOUT_V)
+    assert _phc.encode(*decoded) == RFC_I_V16_WITHOUT_V.replace("$argon2i$", "$argon2i$v=16$")
 
 
 @pytest.mark.parametrize("encoded", [RFC_I_V19, RFC_ID_V19, VALID])
 def test_known_strings_round_trip_exactly(encoded):
-    assert phc.encode(*phc.decode(encoded)) == encoded
+    assert _phc.encode(*_phc.decode(encoded)) == encoded
 
 
 def test_encode_exact_string():
     assert (
-        phc.encode("id", 0x13, 65536, 3, 4, b"somesalt", bytes(range(32)))
+        _phc.encode("id", 0x13, 65536, 3, 4, b"somesalt", bytes(range(32)))
         == "$argon2id$v=19$m=65536,t=3,p=4$c29tZXNhbHQ$"
         "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8"
     )
-    encoded = phc.encode("d", 0x10, 8, 1, 1, b"\xff", b"\xfb\xef")
+    encoded = _phc.encode("d", 0x10, 8, 1, 1, b"\xff", b"\xfb\xef")
     assert encoded == "$argon2d$v=16$m=8,t=1,p=1$/w$++8"
 
 
 def test_decode_accepts_ascii_bytes_like_str():
-    assert phc.decode(VALID.encode("ascii")) == phc.decode(VALID)
+    assert _phc.decode(VALID.encode("ascii")) == _phc.decode(VALID)
 
 
 def test_decode_returns_named_fields_in_encode_order():
-    decoded = phc.decode(VALID)
+    decoded = _phc.decode(VALID)
     assert isinstance(decoded, tuple)
     assert decoded._fields == (
         "type",
@@ -111,33 +111,33 @@ def test_decode_returns_named_fields_in_encode_order():
 
 
 def test_type_names():
-    assert phc.TYPE_NAMES == ("d", "i", "id")
+    assert _phc.TYPE_NAMES == ("d", "i", "id")
 
 
-@pytest.mark.parametrize("type_name", phc.TYPE_NAMES)
+@pytest.mark.parametrize("type_name", _phc.TYPE_NAMES)
 @pytest.mark.parametrize("version", [16, 19])
 def test_round_trip_every_type_and_version(type_name, version):
     fields = (type_name, version, 4096, 3, 2, b"0123456789abcdef", b"\x00" * 31 + b"\x01")
-    encoded = phc.encode(*fields)
+    encoded = _phc.encode(*fields)
     assert encoded.startswith(f"$argon2{type_name}$v={version}$m=4096,t=3,p=2$")
-    assert phc.decode(encoded) == fields
-    assert phc.decode(encoded.encode("ascii")) == fields
+    assert _phc.decode(encoded) == fields
+    assert _phc.decode(encoded.encode("ascii")) == fields
 
 
 @pytest.mark.parametrize("length", range(1, 10))
 def test_base64_lengths_round_trip(length):
     data = bytes(range(256 - length, 256))
-    encoded = phc.encode("id", 19, 8, 1, 1, data, data)
+    encoded = _phc.encode("id", 19, 8, 1, 1, data, data)
     salt_text, tag_text = encoded.split("$")[4:]
     assert salt_text == tag_text == b64(data)
     assert "=" not in salt_text and len(salt_text) % 4 != 1
-    assert phc.decode(encoded)[5:] == (data, data)
+    assert _phc.decode(encoded)[5:] == (data, data)
 
 
 def test_extreme_numbers_round_trip():
-    encoded = phc.encode("i", 19, UINT32_MAX, 0, UINT32_MAX, b"s", b"t")
+    encoded = _phc.encode("i", 19, UINT32_MAX, 0, UINT32_MAX, b"s", b"t")
     assert encoded == f"$argon2i$v=19$m={UINT32_MAX},t=0,p={UINT32_MAX}$cw$dA"
-    assert phc.decode(encoded) == ("i", 19, UINT32_MAX, 0, UINT32_MAX, b"s", b"t")
+    assert _phc.decode(encoded) == ("i", 19, UINT32_MAX, 0, UINT32_MAX, b"s", b"t")
 
 
 # ------------------------------------------------------------------------- malformed input
@@ -236,7 +236,7 @@ MALFORMED = [
 @pytest.mark.parametrize("encoded", MALFORMED)
 def test_malformed_input_is_rejected(encoded):
     with pytest.raises(InvalidHashError) as info:
-        phc.decode(encoded)
+        _phc.decode(encoded)
     assert str(info.value), "the message must say what is wrong"
 
 
@@ -267,35 +267,35 @@ def test_malformed_table_is_big_and_distinct():
 )
 def test_error_message_says_what_is_wrong(encoded, message_part):
     with pytest.raises(InvalidHashError) as info:
-        phc.decode(encoded)
+        _phc.decode(encoded)
     assert message_part in str(info.value)
 
 
 def test_huge_input_message_stays_short():
     with pytest.raises(InvalidHashError) as info:
-        phc.decode(with_field("t=1", "t=" + "7" * 100_000))
+        _phc.decode(with_field("t=1", "t=" + "7" * 100_000))
     assert len(str(info.value)) < 200
 
 
 @pytest.mark.parametrize("value", [None, 123, 1.5, bytearray(VALID, "ascii"), [VALID], object()])
 def test_decode_of_wrong_type_raises_invalid_hash_error(value):
     with pytest.raises(InvalidHashError, match="must be str or bytes"):
-        phc.decode(value)
+        _phc.decode(value)
 
 
 def test_invalid_hash_error_is_a_value_error():
     with pytest.raises(ValueError):
-        phc.decode("garbage")
+        _phc.decode("garbage")
 
 
 def test_number_boundaries():
-    at_max = phc.decode(with_field("m=32", f"m={UINT32_MAX}"))
+    at_max = _phc.decode(with_field("m=32", f"m={UINT32_MAX}"))
     assert at_max.memory_cost == UINT32_MAX
-    assert phc.decode(with_field("t=1", "t=0")).time_cost == 0
+    assert _phc.decode(with_field("t=1", "t=0")).time_cost == 0
     with pytest.raises(InvalidHashError):
-        phc.decode(with_field("m=32", f"m={UINT32_MAX + 1}"))
+        _phc.decode(with_field("m=32", f"m={UINT32_MAX + 1}"))
     with pytest.raises(InvalidHashError):
-        phc.decode(with_field("m=32", "m=10000000000"))  # 11 digits
+        _phc.decode(with_field("m=32", "m=10000000000"))  # 11 digits
 
 
 # ---------------------------------------------------------------------------- encode errors
@@ -332,11 +332,11 @@ def test_encode_rejects_bad_values(index, bad_value):
     args = list(GOOD_ARGS)
     args[index] = bad_value
     with pytest.raises(ParameterError):
-        phc.encode(*args)
+        _phc.encode(*args)
 
 
 def test_encode_accepts_good_args():
-    assert phc.decode(phc.encode(*GOOD_ARGS)) == GOOD_ARGS
+    assert _phc.decode(_phc.encode(*GOOD_ARGS)) == GOOD_ARGS
 
 
 # ------------------------------------------------------------------------------ hypothesis
@@ -346,7 +346,7 @@ nonempty_bytes = st.binary(min_size=1, max_size=80)
 
 
 @given(
-    st.sampled_from(phc.TYPE_NAMES),
+    st.sampled_from(_phc.TYPE_NAMES),
     st.sampled_from([16, 19]),
     uint32,
     uint32,
@@ -355,16 +355,16 @@ nonempty_bytes = st.binary(min_size=1, max_size=80)
     nonempty_bytes,
 )
 def test_valid_parameters_round_trip(type_name, version, m, t, p, salt, tag):
-    encoded = phc.encode(type_name, version, m, t, p, salt, tag)
+    encoded = _phc.encode(type_name, version, m, t, p, salt, tag)
     assert encoded == f"$argon2{type_name}$v={version}$m={m},t={t},p={p}${b64(salt)}${b64(tag)}"
-    assert phc.decode(encoded) == (type_name, version, m, t, p, salt, tag)
-    assert phc.encode(*phc.decode(encoded)) == encoded
+    assert _phc.decode(encoded) == (type_name, version, m, t, p, salt, tag)
+    assert _phc.encode(*_phc.decode(encoded)) == encoded
 
 
 def assert_only_invalid_hash_error(value):
     """decode() either fails with InvalidHashError, or succeeds on the canonical spelling."""
     try:
-        decoded = phc.decode(value)
+        decoded = _phc.decode(value)
     except InvalidHashError as error:
         assert str(error)
         return
@@ -374,7 +374,7 @@ def assert_only_invalid_hash_error(value):
     if "$v=" not in text:
         assert decoded.version == 16
         text = text.replace("$m=", "$v=16$m=", 1)
-    assert phc.encode(*decoded) == text
+    assert _phc.encode(*decoded) == text
 
 
 @given(st.text())
@@ -414,7 +414,7 @@ def argon2_type(argon2, type_name):
     return {"d": argon2.Type.D, "i": argon2.Type.I, "id": argon2.Type.ID}[type_name]
 
 
-@pytest.mark.parametrize("type_name", phc.TYPE_NAMES)
+@pytest.mark.parametrize("type_name", _phc.TYPE_NAMES)
 def test_password_hasher_output_round_trips(type_name):
     argon2 = pytest.importorskip("argon2")
     hasher = argon2.PasswordHasher(
@@ -426,14 +426,14 @@ def test_password_hasher_output_round_trips(type_name):
         type=argon2_type(argon2, type_name),
     )
     encoded = hasher.hash("correct horse")
-    decoded = phc.decode(encoded)
+    decoded = _phc.decode(encoded)
     assert decoded[:5] == (type_name, 19, 64, 2, 2)
     assert len(decoded.salt) == 16 and len(decoded.tag) == 24
-    assert phc.encode(*decoded) == encoded
-    assert phc.decode(encoded.encode("ascii")) == decoded
+    assert _phc.encode(*decoded) == encoded
+    assert _phc.decode(encoded.encode("ascii")) == decoded
 
 
-@pytest.mark.parametrize("type_name", phc.TYPE_NAMES)
+@pytest.mark.parametrize("type_name", _phc.TYPE_NAMES)
 @pytest.mark.parametrize("version", [16, 19])
 @pytest.mark.parametrize(
     ("salt", "hash_len"), [(b"somesalt", 32), (b"0123456789", 4), (b"\xff" * 17, 65)]
@@ -446,9 +446,9 @@ def test_our_encoding_matches_reference_encoder(type_name, version, salt, hash_l
     tag = low_level.hash_secret_raw(*args, version=version)
     reference = low_level.hash_secret(*args, version=version).decode("ascii")
 
-    ours = phc.encode(type_name, version, 16, 1, 1, salt, tag)
+    ours = _phc.encode(type_name, version, 16, 1, 1, salt, tag)
     assert ours == reference
-    assert phc.decode(reference) == (type_name, version, 16, 1, 1, salt, tag)
+    assert _phc.decode(reference) == (type_name, version, 16, 1, 1, salt, tag)
     assert low_level.verify_secret(ours.encode("ascii"), b"password", kind) is True
     with pytest.raises(argon2.exceptions.VerifyMismatchError):
         low_level.verify_secret(ours.encode("ascii"), b"wrong password", kind)
@@ -470,7 +470,7 @@ def test_our_encoding_matches_reference_encoder(type_name, version, salt, hash_l
 def test_reference_verifies_known_strings_and_our_reencoding(encoded, type_name):
     argon2 = pytest.importorskip("argon2")
     kind = argon2_type(argon2, type_name)
-    ours = phc.encode(*phc.decode(encoded))
+    ours = _phc.encode(*_phc.decode(encoded))
     # Also proves the reference reads a version-less string as 0x10, as decode() does.
     for candidate in {encoded, ours}:
         assert argon2.low_level.verify_secret(candidate.encode("ascii"), b"password", kind)

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 import argonishche
-from argonishche import hookspecs, registry
+from argonishche import hookspecs, _registry
 from argonishche.build import backend_ffibuilder
-from argonishche.errors import BackendError
+from argonishche.exceptions import BackendError
 from fakes import FakeEntryPoint, builtin_entry_points, make_registry, plugin_registering
 
 REF_SOURCE = Path(__file__).resolve().parents[1] / "backends" / "ref.c"
@@ -34,7 +34,7 @@ def state_of(reg, name):
 
 
 def test_builtin_ref_is_registered_through_its_entry_point():
-    ref = state_of(registry.get(), "ref")
+    ref = state_of(_registry.get(), "ref")
     assert ref.distribution.startswith("argonishche ")
     assert ref.state in ("selected", "available")
     assert ref.selftest_ms is not None and ref.selftest_ms > 0
@@ -63,7 +63,7 @@ def test_plugin_that_fails_to_import_is_reported_and_others_work():
 
 def test_blocked_plugin_is_never_imported():
     ep = FakeEntryPoint("blockme", error=AssertionError("must not be imported"))
-    reg = make_registry(ep, environ={registry.DISABLE_ENV: "BlockMe, other"})
+    reg = make_registry(ep, environ={_registry.DISABLE_ENV: "BlockMe, other"})
     assert not ep.loaded
     assert state_of(reg, "blockme").state == "blocked"
     assert reg.plugin_manager.is_blocked("blockme")
@@ -112,7 +112,7 @@ def test_cpu_gate_runs_before_the_kernel_module_is_imported(monkeypatch):
     needs = hookspecs.Backend(name="future_isa", description="needs AVX-512BW",
                               kernel_module="module_that_does_not_exist",
                               cpu_features={"avx512bw"}, priority=99)
-    monkeypatch.setattr(registry.cpu, "features", lambda: frozenset({"sse2"}))
+    monkeypatch.setattr(_registry._cpu, "features", lambda: frozenset({"sse2"}))
     reg = make_registry(FakeEntryPoint("future_isa", plugin_registering(needs)))
     record = state_of(reg, "future_isa")
     assert record.state == "unsupported-cpu"
@@ -167,31 +167,31 @@ def test_backend_failing_its_self_test_is_excluded_with_a_warning(wrong_kernels)
 def test_forcing_a_backend_that_failed_its_self_test_is_an_error(wrong_kernels):
     with pytest.warns(RuntimeWarning):
         reg = make_registry(FakeEntryPoint("wrong", plugin_registering(wrong_kernels)),
-                            environ={registry.FORCE_ENV: "wrong"})
+                            environ={_registry.FORCE_ENV: "wrong"})
     with pytest.raises(BackendError,
                        match="wrong cannot be used: selftest-failed.*Available: .*ref"):
         reg.kernel_table("argon2")
 
 
 def test_forcing_an_unknown_backend_lists_what_is_registered():
-    reg = make_registry(environ={registry.FORCE_ENV: "nosuch"})
+    reg = make_registry(environ={_registry.FORCE_ENV: "nosuch"})
     with pytest.raises(BackendError, match=r"ARGONISHCHE_BACKEND=nosuch: no such backend.*ref \("):
         reg.selected_name("argon2")
 
 
 def test_forcing_an_unsupported_backend_says_why(monkeypatch):
-    monkeypatch.setattr(registry.cpu, "features", lambda: frozenset())
+    monkeypatch.setattr(_registry._cpu, "features", lambda: frozenset())
     needs = hookspecs.Backend(name="vec", description="SSE2", kernel_module="nope",
                               cpu_features={"sse2"}, priority=5)
     reg = make_registry(FakeEntryPoint("vec", plugin_registering(needs)),
-                        environ={registry.FORCE_ENV: "vec"})
+                        environ={_registry.FORCE_ENV: "vec"})
     with pytest.raises(BackendError,
                        match="vec cannot be used: unsupported-cpu: this CPU lacks sse2"):
         reg.kernel_table("blake2b")
 
 
 def test_forcing_a_usable_backend_selects_it_over_priority():
-    reg = make_registry(environ={registry.FORCE_ENV: "REF"})
+    reg = make_registry(environ={_registry.FORCE_ENV: "REF"})
     assert reg.selected_name("argon2") == "ref"
     assert state_of(reg, "ref").selected_for == ("argon2", "blake2b")
 
@@ -209,12 +209,12 @@ def test_per_call_backend_must_be_usable():
 
 
 def test_registry_starts_once_under_concurrent_first_use():
-    registry.reset()
+    _registry.reset()
     seen, barrier = [], threading.Barrier(8)
 
     def first_use():
         barrier.wait()
-        seen.append(registry.get())
+        seen.append(_registry.get())
     threads = [threading.Thread(target=first_use) for _ in range(8)]
     for t in threads:
         t.start()
@@ -275,7 +275,7 @@ def test_env_disable_blocks_builtin_plugins_in_a_fresh_process():
     assert out.returncode != 0 and "no usable backend" in out.stderr
     out = run_python(code.replace("a.blake2b(b'x').digest()", "print(a.selected_backend())"),
                      ARGONISHCHE_DISABLE_BACKENDS="ref")
-    expected = make_registry(environ={registry.DISABLE_ENV: "ref"}).selected_name("argon2")
+    expected = make_registry(environ={_registry.DISABLE_ENV: "ref"}).selected_name("argon2")
     assert out.returncode == 0, out.stderr
     assert out.stdout.split("\n")[:2] == ["['ref']", expected]
 
@@ -284,7 +284,7 @@ def test_env_disable_blocks_builtin_plugins_in_a_fresh_process():
 def test_lean_entry_point_reader_agrees_with_importlib_metadata(group):
     from importlib.metadata import entry_points as reference
 
-    from argonishche.entry_points import entry_points
+    from argonishche._entry_points import entry_points
 
     def canonical(name):
         return name.lower().replace("_", "-")
@@ -298,24 +298,24 @@ def test_lean_entry_point_reader_agrees_with_importlib_metadata(group):
 
 
 def test_measured_selection_picks_the_fastest_usable_backend_per_algorithm():
-    reg = make_registry(environ={registry.SELECT_ENV: "measure"})
+    reg = make_registry(environ={_registry.SELECT_ENV: "measure"})
     usable = [b for b in reg.report() if b.state in ("selected", "available")]
-    assert all(set(b.measured_us) == set(registry.ALGORITHMS) for b in usable)
-    for algorithm in registry.ALGORITHMS:
+    assert all(set(b.measured_us) == set(_registry.ALGORITHMS) for b in usable)
+    for algorithm in _registry.ALGORITHMS:
         fastest = min(usable, key=lambda b: b.measured_us[algorithm])
         assert reg.selected_name(algorithm) == fastest.name
 
 
 def test_calibrate_keeps_a_forced_backend_and_reports_timings():
-    reg = make_registry(environ={registry.FORCE_ENV: "ref"})
+    reg = make_registry(environ={_registry.FORCE_ENV: "ref"})
     timings = reg.calibrate(repetitions=1)
-    assert set(timings) == set(registry.ALGORITHMS)
+    assert set(timings) == set(_registry.ALGORITHMS)
     assert all(us > 0 for per_backend in timings.values() for us in per_backend.values())
     assert reg.selected_name("argon2") == reg.selected_name("blake2b") == "ref"
 
 
 def test_unknown_selection_mode_is_an_error():
-    reg = make_registry(environ={registry.SELECT_ENV: "fastest-please"})
+    reg = make_registry(environ={_registry.SELECT_ENV: "fastest-please"})
     with pytest.raises(BackendError, match="ARGONISHCHE_SELECT=fastest-please: must be one of"):
         reg.selected_name("argon2")
 
@@ -333,6 +333,6 @@ def test_allocator_plugins_register_through_argonishche_register_allocators():
             register(Pool())
     reg = make_registry(FakeEntryPoint("pool", Plugin()))
     assert reg.allocator("pool").description == "a test pool"
-    assert reg.allocator().name == registry.DEFAULT_ALLOCATOR
+    assert reg.allocator().name == _registry.DEFAULT_ALLOCATOR
     with pytest.raises(BackendError, match="allocator 'nope'.*Registered: .*pool"):
         reg.allocator("nope")

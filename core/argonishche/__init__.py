@@ -6,13 +6,13 @@ See ``python -m argonishche info`` for what was found and chosen on this machine
 
 from __future__ import annotations
 
-from . import registry as _registry
-from .argon2 import argon2_hash, argon2_hash_encoded, argon2_verify
-from .batch import hash_many
-from .blake2 import blake2b
-from .driver import ALIGNMENT_SLACK as _ALIGNMENT_SLACK
-from .driver import memory_size as _memory_size
-from .errors import (
+from . import _registry
+from ._argon2 import argon2_hash, argon2_hash_encoded, argon2_verify
+from ._batch import hash_many
+from ._blake2 import blake2b
+from ._driver import ALIGNMENT_SLACK as _ALIGNMENT_SLACK
+from ._driver import memory_size as _memory_size
+from .exceptions import (
     ArgonishcheError,
     ArgonishcheMemoryError,
     BackendError,
@@ -25,9 +25,9 @@ from .errors import (
     VerifyMismatchError,
 )
 from .hookspecs import Allocator, Backend, hookimpl
-from .params import Argon2Params, Limits, Type
-from .password_hasher import PasswordHasher
-from .registry import BackendInfo
+from ._params import Argon2Params, Limits, Type
+from ._password_hasher import PasswordHasher
+from ._registry import BackendInfo
 
 __version__ = "0.1.0"
 

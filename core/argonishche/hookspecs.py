@@ -116,5 +116,5 @@ def argonishche_register_allocators(register: Callable[[Allocator], None]) -> No
     :param register: call ``register(allocator)`` with an :class:`Allocator` instance for each
         allocator this plugin provides.
 
-    Implemented by: allocator plugins (the built-in ``argonishche.allocators`` and third parties).
+    Implemented by: allocator plugins (the built-in ``argonishche._allocators`` and third parties).
     """

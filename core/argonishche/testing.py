@@ -24,10 +24,10 @@ import hashlib
 import os
 import random
 
-from . import registry, selftest
+from . import _registry, _selftest
 from ._core import ffi
-from .argon2 import argon2_hash
-from .blake2 import blake2b
+from ._argon2 import argon2_hash
+from ._blake2 import blake2b
 
 #: Incremental split points that cross BLAKE2b's block boundary in every way.
 SPLITS = (0, 1, 127, 128, 129)
@@ -82,14 +82,14 @@ def blake2b_failures(backend: str, case: dict) -> list[str]:
 
 
 REQUIRE_ENV = "ARGONISHCHE_REQUIRE_BACKENDS"
-USABLE_STATES = registry.USABLE_STATES
+USABLE_STATES = _registry.USABLE_STATES
 
 
 def required_backends() -> set[str]:
     """Backend names ``ARGONISHCHE_REQUIRE_BACKENDS`` lists (``all``: every registered one)."""
     names = {n.strip().lower() for n in os.environ.get(REQUIRE_ENV, "").split(",") if n.strip()}
     if "all" in names:
-        names = {b.name for b in registry.get().report()}
+        names = {b.name for b in _registry.get().report()}
     return names
 
 
@@ -98,7 +98,7 @@ def usable_or_skip(name: str) -> None:
     if ``ARGONISHCHE_REQUIRE_BACKENDS`` requires it."""
     import pytest
 
-    info = next((b for b in registry.get().report() if b.name == name), None)
+    info = next((b for b in _registry.get().report() if b.name == name), None)
     if info is None or info.state not in USABLE_STATES:
         why = "not registered" if info is None else f"{info.state}: {info.reason}"
         message = f"backend {name} is {why}"
@@ -121,7 +121,7 @@ def kernel_failures(name: str, rounds: int = 8, seed: int = 0) -> list[str]:
     xor_into_next, runs of 0..5 BLAKE2b blocks, final blocks with their own byte count, and the
     128-bit counter carrying from t[0] into t[1].
     """
-    reg = registry.get()
+    reg = _registry.get()
     ours, ref = reg.kernel_table("argon2", name), reg.kernel_table("argon2", "ref")
     rng = random.Random(seed)
     failures = []
@@ -167,9 +167,9 @@ def check_backend(name: str, count: int = 60, seed: int = 0) -> list[str]:
     :raises argonishche.BackendError: the backend is not usable here (unknown, blocked, the CPU
         lacks its features, or it failed the start-up self-test).
     """
-    table = registry.get().kernel_table("argon2", name)
+    table = _registry.get().kernel_table("argon2", name)
     failures = kernel_failures(name, seed=seed)
-    failures += [f"known answer: {line}" for line in selftest.run(table, full=True)]
+    failures += [f"known answer: {line}" for line in _selftest.run(table, full=True)]
     for case in argon2_cases(count, seed):
         if argon2_hash(backend=name, **case) != argon2_hash(backend="ref", **case):
             shown = {k: v for k, v in case.items() if not isinstance(v, bytes)}

@@ -19,7 +19,7 @@ import pytest
 
 import argonishche
 import argonishche.testing as conformance
-from argonishche import cpu
+from argonishche import _cpu
 
 NAME = "avx512"
 #: What the kernels are compiled for (see src/avx512.c); AVX2 and AVX come with the VEX forms.
@@ -65,7 +65,7 @@ def test_state_follows_the_cpu():
                        os.environ.get("ARGONISHCHE_DISABLE_BACKENDS", "").split(",")}
     if blocked:
         assert info.state == "blocked"
-    elif FEATURES <= cpu.features():
+    elif FEATURES <= _cpu.features():
         assert info.state in USABLE, info.reason
         by_priority = not os.environ.get("ARGONISHCHE_BACKEND") and \
             os.environ.get("ARGONISHCHE_SELECT", "priority").strip().lower() in ("", "priority")

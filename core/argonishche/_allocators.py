@@ -28,7 +28,7 @@ import os
 import threading
 
 from ._core import ffi, lib
-from .errors import ArgonishcheMemoryError
+from .exceptions import ArgonishcheMemoryError
 from .hookspecs import Allocator, hookimpl
 
 HUGE_PAGE = 2 * 1024 * 1024

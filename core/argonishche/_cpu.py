@@ -18,7 +18,7 @@ import functools
 import os
 
 from ._core import lib
-from .errors import ParameterError
+from .exceptions import ParameterError
 from .hookspecs import CPU_FEATURE_NAMES
 
 DISABLE_ENV = "ARGONISHCHE_DISABLE_CPU_FEATURES"

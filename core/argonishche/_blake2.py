@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import threading
 
-from . import driver, registry
+from . import _driver, _registry
 from ._core import ffi, lib
-from .params import byte_buffer, integer
+from ._params import byte_buffer, integer
 
 _per_thread = threading.local()
 _NONE = b""  # the defaults; `is` tests for them cost less than comparisons on the hot path
@@ -52,8 +52,8 @@ class blake2b:  # noqa: N801 - the hashlib name, so it can replace hashlib.blake
             return
         self.digest_size = integer("digest_size", digest_size, 1, self.MAX_DIGEST_SIZE)
         self._pending = None
-        self._state = driver.new_blake2b_state(
-            registry.get().kernel_table("blake2b", backend), self.digest_size,
+        self._state = _driver.new_blake2b_state(
+            _registry.get().kernel_table("blake2b", backend), self.digest_size,
             byte_buffer("key", key, max_len=self.MAX_KEY_SIZE),
             byte_buffer("salt", salt, max_len=self.SALT_SIZE),
             byte_buffer("person", person, max_len=self.PERSON_SIZE))
@@ -63,9 +63,9 @@ class blake2b:  # noqa: N801 - the hashlib name, so it can replace hashlib.blake
     def _materialize(self):
         """The C state, made from the pending bytes the first time it is needed."""
         if self._state is None:
-            self._state = driver.new_blake2b_state(
-                registry.selected_table("blake2b"), self.digest_size, b"", b"", b"")
-            driver.blake2b_update(self._state, self._pending)
+            self._state = _driver.new_blake2b_state(
+                _registry.selected_table("blake2b"), self.digest_size, b"", b"", b"")
+            _driver.blake2b_update(self._state, self._pending)
             self._pending = None
         return self._state
 
@@ -73,15 +73,15 @@ class blake2b:  # noqa: N801 - the hashlib name, so it can replace hashlib.blake
         """Hash more bytes; any C-contiguous bytes-like object (str must be encoded first)."""
         if isinstance(data, str):
             raise TypeError("Strings must be encoded before hashing")
-        driver.blake2b_update(self._materialize(), data)
+        _driver.blake2b_update(self._materialize(), data)
 
     def digest(self) -> bytes:
         """The digest so far; hashing may continue afterwards."""
         out = _output_buffer()
         if self._state is not None:
-            return driver.blake2b_digest(self._state, out)
+            return _driver.blake2b_digest(self._state, out)
         size = self.digest_size
-        lib.argonishche_blake2b_oneshot(registry.selected_table("blake2b"), out, size,
+        lib.argonishche_blake2b_oneshot(_registry.selected_table("blake2b"), out, size,
                                         self._pending, len(self._pending))
         return ffi.unpack(out, size)
 
@@ -95,5 +95,5 @@ class blake2b:  # noqa: N801 - the hashlib name, so it can replace hashlib.blake
         clone._pending = None
         # A copy may hold a key block; wiping it on collection is cheap next to copying.
         clone._state = ffi.gc(ffi.new("argonishche_blake2b_state *", self._materialize()[0]),
-                              driver.wipe_state)
+                              _driver.wipe_state)
         return clone

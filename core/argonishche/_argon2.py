@@ -6,9 +6,9 @@ lookups after the first call) and makes one C call, with the GIL released while 
 
 from __future__ import annotations
 
-from . import driver, phc, registry
-from .errors import InvalidHashError, ParameterError, ParameterTypeError, VerifyMismatchError
-from .params import MIN_SALT_LEN, Argon2Params, Limits, byte_buffer, resolve_limits, to_type
+from . import _driver, _phc, _registry
+from .exceptions import InvalidHashError, ParameterError, ParameterTypeError, VerifyMismatchError
+from ._params import MIN_SALT_LEN, Argon2Params, Limits, byte_buffer, resolve_limits, to_type
 
 DEFAULTS = dict(type="id", time_cost=3, memory_cost=65536, parallelism=4, hash_len=32,
                 version=0x13)
@@ -27,7 +27,7 @@ def _wipe_policy(wipe):
 def _check_caller_memory(memory, params: Argon2Params) -> None:
     """A caller's buffer must hold memory_size() bytes, whatever its alignment happens to be,
     so that whether it is accepted never depends on where the allocator put it."""
-    needed = driver.memory_size(params.memory_cost, params.parallelism) + driver.ALIGNMENT_SLACK
+    needed = _driver.memory_size(params.memory_cost, params.parallelism) + _driver.ALIGNMENT_SLACK
     try:
         size = memoryview(memory).nbytes
     except TypeError:
@@ -41,7 +41,7 @@ def _check_caller_memory(memory, params: Argon2Params) -> None:
 
 def _compute(params: Argon2Params, password, salt, secret, associated_data, threads,
              backend, allocator=None, memory=None, wipe=True) -> bytes:
-    reg = registry.get()
+    reg = _registry.get()
     argon2_table = reg.kernel_table("argon2", backend)
     blake2b_table = reg.kernel_table("blake2b", backend)
     inputs = dict(password=byte_buffer("password", password, allow_str=True),
@@ -57,13 +57,13 @@ def _compute(params: Argon2Params, password, salt, secret, associated_data, thre
         buffer = memory
     else:
         owner = reg.allocator(allocator)
-        buffer = owner.acquire(driver.memory_size(params.memory_cost, params.parallelism))
+        buffer = owner.acquire(_driver.memory_size(params.memory_cost, params.parallelism))
     try:
         if wipe_callback is not None and buffer is None:
             raise ParameterError(f"a wipe callback needs memory Python can see, and allocator "
                                  f"{owner.name!r} allocates in C: use another allocator or "
                                  f"memory=")
-        return driver.argon2(
+        return _driver.argon2(
             argon2_table, blake2b_table, type=params.type.label, version=params.version,
             time_cost=params.time_cost, memory_cost=params.memory_cost,
             parallelism=params.parallelism, threads=params.threads(threads),
@@ -117,7 +117,7 @@ def argon2_hash_encoded(password, salt, *, type=DEFAULTS["type"],
                                 hash_len=hash_len)
     tag = _compute(params, password, salt, secret, associated_data, threads, backend, allocator,
                    memory, wipe)
-    return phc.encode(params.type.label, params.version, params.memory_cost, params.time_cost,
+    return _phc.encode(params.type.label, params.version, params.memory_cost, params.time_cost,
                       params.parallelism, bytes(byte_buffer("salt", salt)), tag)
 
 
@@ -128,7 +128,7 @@ def params_of(encoded, limits: Limits | None = None) -> tuple[Argon2Params, byte
     more than *limits* allow (None: the default ``Limits()``; ``Limits.none()``: no limits).
     """
     limits = resolve_limits(limits)
-    decoded = phc.decode(encoded)
+    decoded = _phc.decode(encoded)
     try:
         params = Argon2Params.check(type=decoded.type, version=decoded.version,
                                     time_cost=decoded.time_cost,
@@ -166,4 +166,4 @@ def argon2_verify(encoded, password, *, secret=b"", associated_data=b"", threads
 
 def type_of(encoded) -> str:
     """``"d"``, ``"i"`` or ``"id"`` of a PHC string (for PasswordHasher and tools)."""
-    return to_type(phc.decode(encoded).type).label
+    return to_type(_phc.decode(encoded).type).label

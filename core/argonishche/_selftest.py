@@ -6,7 +6,7 @@ registry starts; ``full=True`` runs every vector, for ``argonishche selftest`` a
 
 from __future__ import annotations
 
-from . import driver
+from . import _driver
 from .vectors import ARGON2_VECTORS, BLAKE2B_VECTORS
 
 
@@ -16,16 +16,16 @@ def run(table, *, full: bool = False) -> list[str]:
     for vector in BLAKE2B_VECTORS:
         if not (full or vector.selftest):
             continue
-        state = driver.new_blake2b_state(table, vector.digest_size, vector.key, vector.salt,
+        state = _driver.new_blake2b_state(table, vector.digest_size, vector.key, vector.salt,
                                          vector.person)
-        driver.blake2b_update(state, vector.data)
-        if driver.blake2b_digest(state) != vector.digest:
+        _driver.blake2b_update(state, vector.data)
+        if _driver.blake2b_digest(state) != vector.digest:
             failures.append(f"BLAKE2b-{8 * vector.digest_size} of {len(vector.data)} bytes "
                             f"({vector.source})")
     for vector in ARGON2_VECTORS:
         if not (full or vector.selftest):
             continue
-        tag = driver.argon2(
+        tag = _driver.argon2(
             table, table, type=vector.type, version=vector.version, time_cost=vector.time_cost,
             memory_cost=vector.memory_cost, parallelism=vector.parallelism, threads=1,
             password=vector.password, salt=vector.salt, secret=vector.secret,

@@ -12,8 +12,8 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor, as_completed
 
-from .argon2 import DEFAULTS, argon2_hash_encoded
-from .params import MIN_SALT_LEN, UINT32_MAX, Argon2Params, integer
+from ._argon2 import DEFAULTS, argon2_hash_encoded
+from ._params import MIN_SALT_LEN, UINT32_MAX, Argon2Params, integer
 
 
 def hash_chunk(passwords: Sequence, salts: Sequence[bytes], options: dict) -> list[str]:

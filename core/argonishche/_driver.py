@@ -1,14 +1,14 @@
 """The Python face of the C driver: one C call per hash, with kernel tables already chosen.
 
-No selection and no validation happens here (see :mod:`argonishche.registry` and
-:mod:`argonishche.params`); this is the shortest path from checked parameters to the C code, used
+No selection and no validation happens here (see :mod:`argonishche._registry` and
+:mod:`argonishche._params`); this is the shortest path from checked parameters to the C code, used
 by the public API and by the self-test alike.
 """
 
 from __future__ import annotations
 
 from ._core import ffi, lib
-from .errors import ArgonishcheMemoryError, HashingError, ParameterError, ParameterTypeError
+from .exceptions import ArgonishcheMemoryError, HashingError, ParameterError, ParameterTypeError
 
 #: RFC 9106 type codes y, as the C driver numbers them.
 TYPE_CODES = {"d": lib.ARGONISHCHE_ARGON2D, "i": lib.ARGONISHCHE_ARGON2I,

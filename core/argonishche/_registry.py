@@ -30,10 +30,10 @@ from typing import Any
 
 import pluggy
 
-from . import cpu, driver, hookspecs, selftest
-from .entry_points import entry_points
+from . import _cpu, _driver, hookspecs, _selftest
+from ._entry_points import entry_points
 from ._core import ffi, lib
-from .errors import BackendError
+from .exceptions import BackendError
 from .hookspecs import PROJECT_NAME, Allocator, Backend
 
 FORCE_ENV = "ARGONISHCHE_BACKEND"
@@ -195,7 +195,7 @@ class Registry:
 
     def _check(self, entry: _Entry) -> None:
         backend = entry.backend
-        missing = backend.cpu_features - cpu.features()
+        missing = backend.cpu_features - _cpu.features()
         if missing:
             entry.state = UNSUPPORTED_CPU
             entry.reason = f"this CPU lacks {', '.join(sorted(missing))}"
@@ -210,7 +210,7 @@ class Registry:
                           f"not used: {entry.reason}", RuntimeWarning, stacklevel=4)
             return
         started = time.perf_counter()
-        failures = selftest.run(entry.table)
+        failures = _selftest.run(entry.table)
         entry.selftest_ms = (time.perf_counter() - started) * 1e3
         if failures:
             entry.state = SELFTEST_FAILED
@@ -295,12 +295,12 @@ class Registry:
             raise self.selection_error or BackendError(f"no usable backend. {self._summary()}")
         message = bytes(65536)
         work = {
-            "argon2": lambda t: driver.argon2(
+            "argon2": lambda t: _driver.argon2(
                 t, t, type="d", version=0x13, time_cost=1, memory_cost=256, parallelism=1,
                 threads=1, password=b"calibrate", salt=bytes(16), secret=b"",
                 associated_data=b"", hash_len=32),
-            "blake2b": lambda t: driver.blake2b_update(
-                driver.new_blake2b_state(t, 64, b"", b"", b""), message),
+            "blake2b": lambda t: _driver.blake2b_update(
+                _driver.new_blake2b_state(t, 64, b"", b"", b""), message),
         }
         for _ in range(repetitions):
             for entry in usable:
@@ -361,13 +361,13 @@ class Registry:
                           key=lambda e: (-(e.backend.priority if e.backend else -1), e.name))]
 
 
-_registry: Registry | None = None
+_instance: Registry | None = None
 _lock = _thread.allocate_lock()  # threading's import is not needed for one lock
 
 
 def get() -> Registry:
     """The process-wide registry, built on first use; safe to call from many threads."""
-    registry = _registry
+    registry = _instance
     if registry is None:
         registry = _build()
     return registry
@@ -376,21 +376,21 @@ def get() -> Registry:
 def selected_table(algorithm: str):
     """The selected kernel table for *algorithm*: the hot paths' one dictionary lookup."""
     try:
-        return _registry.tables[algorithm]
+        return _instance.tables[algorithm]
     except (AttributeError, KeyError):  # not built yet, or no usable backend (raises why)
         return get().kernel_table(algorithm)
 
 
 def _build() -> Registry:
-    global _registry
+    global _instance
     with _lock:
-        if _registry is None:
-            _registry = Registry()
-        return _registry
+        if _instance is None:
+            _instance = Registry()
+        return _instance
 
 
 def reset() -> None:
     """Forget the registry, so the next use rediscovers (for tests and long-lived tools)."""
-    global _registry
+    global _instance
     with _lock:
-        _registry = None
+        _instance = None

@@ -13,7 +13,7 @@ import os
 import sys
 import time
 
-from . import info, registry, selftest
+from . import _info, _registry, _selftest
 
 #: The reference ``argon2`` program's defaults (phc-winner-argon2 ``src/run.c``).
 REFERENCE_DEFAULTS = dict(t=3, log2_kib=12, p=1, l=32, version="13")
@@ -34,28 +34,28 @@ def _fail(message: str, status: int) -> int:
 
 
 def _status_of(exc: Exception) -> int:
-    from .errors import BackendError, InvalidHashError, ParameterError
+    from .exceptions import BackendError, InvalidHashError, ParameterError
 
     return 2 if isinstance(exc, (ParameterError, InvalidHashError, BackendError,
                                  InputError)) else 1
 
 
-def _info(args) -> int:
-    report = info.collect(cpuinfo=not args.fast)
-    print(json.dumps(report, indent=2) if args.json else info.render(report))
+def _command_info(args) -> int:
+    report = _info.collect(cpuinfo=not args.fast)
+    print(json.dumps(report, indent=2) if args.json else _info.render(report))
     bad_allocator = report["allocator"] not in {a["name"] for a in report["allocators"]}
     return 1 if report["error"] or bad_allocator else 0
 
 
-def _selftest(args) -> int:
-    reg = registry.get()
+def _command_selftest(args) -> int:
+    reg = _registry.get()
     status = 0
     for entry in reg.entries.values():
         if entry.table is None:
             print(f"{entry.name:<10} not run: {entry.state}"
                   + (f" ({entry.reason})" if entry.reason else ""))
             continue
-        failures = selftest.run(entry.table, full=True)
+        failures = _selftest.run(entry.table, full=True)
         print(f"{entry.name:<10} {'FAIL' if failures else 'ok'}")
         for failure in failures:
             print(f"{'':<10} wrong: {failure}")
@@ -79,18 +79,18 @@ def _secret_and_ad(args) -> tuple[bytes, bytes]:
 
 def _machine_options(args) -> dict:
     """--backend and --allocator, checked before any hashing (so errors are bad input)."""
-    reg = registry.get()
+    reg = _registry.get()
     reg.kernel_table("argon2", args.backend)
     reg.kernel_table("blake2b", args.backend)
     reg.allocator(args.allocator)
     return dict(backend=args.backend, allocator=args.allocator)
 
 
-def _hash(args) -> int:
-    from . import phc
-    from .argon2 import argon2_hash_encoded, argon2_verify
-    from .errors import ArgonishcheError
-    from .params import MIN_SALT_LEN, Argon2Params, Limits, byte_buffer
+def _command_hash(args) -> int:
+    from . import _phc
+    from ._argon2 import argon2_hash_encoded, argon2_verify
+    from .exceptions import ArgonishcheError
+    from ._params import MIN_SALT_LEN, Argon2Params, Limits, byte_buffer
 
     if args.m is not None:
         memory_cost = min(1 << args.m, UINT32_MAX)
@@ -118,7 +118,7 @@ def _hash(args) -> int:
         message = str(exc)
         flag = next((f for name, f in FLAG_OF.items() if message.startswith(name + " ")), None)
         return _fail(f"{flag}: {message}" if flag else message, _status_of(exc))
-    tag = phc.decode(encoded).tag
+    tag = _phc.decode(encoded).tag
     if args.e:
         print(encoded)
         return 0
@@ -141,16 +141,16 @@ def _hash(args) -> int:
     print("Verification ok")
     sys.stdout.flush()
     # Our own line goes to stderr, last, so stdout stays byte-for-byte the reference program's.
-    reg = registry.get()
+    reg = _registry.get()
     print(f"[argonishche] backend {args.backend or reg.selected_name('argon2')}, allocator "
           f"{args.allocator or reg.allocator_name}, wipe on (explicit_bzero before the work "
           f"memory is freed or reused); time is wall time, not CPU time", file=sys.stderr)
     return 0
 
 
-def _verify(args) -> int:
-    from .argon2 import argon2_verify
-    from .errors import ArgonishcheError, VerifyMismatchError
+def _command_verify(args) -> int:
+    from ._argon2 import argon2_verify
+    from .exceptions import ArgonishcheError, VerifyMismatchError
 
     try:
         secret, ad = _secret_and_ad(args)
@@ -169,42 +169,42 @@ def _verify(args) -> int:
 # ---- bench -------------------------------------------------------------------------------------
 
 
-def _bench(args) -> int:
-    from . import bench
+def _command_bench(args) -> int:
+    from . import _bench
 
     if args.plot:
         try:
-            bench.load_pyplot()
+            _bench.load_pyplot()
         except ImportError:
-            print(f"argonishche bench: --plot needs matplotlib: {bench.PLOT_HINT}",
+            print(f"argonishche bench: --plot needs matplotlib: {_bench.PLOT_HINT}",
                   file=sys.stderr)
             return 2
     try:
-        points = [bench.Point.parse(p) for p in args.point] or list(bench.DEFAULT_POINTS)
+        points = [_bench.Point.parse(p) for p in args.point] or list(_bench.DEFAULT_POINTS)
     except ValueError as exc:
         print(f"argonishche bench: {exc}", file=sys.stderr)
         return 2
     modes = [mode for mode in ("hot", "cold") if getattr(args, mode)] or ["hot"]
-    progress = bench.Progress(sys.stderr) if sys.stderr.isatty() else None
-    before = bench.machine_state()
-    results: dict = {"machine": bench.machine_description()}
+    progress = _bench.Progress(sys.stderr) if sys.stderr.isatty() else None
+    before = _bench.machine_state()
+    results: dict = {"machine": _bench.machine_description()}
     status = 0
     try:
         if args.startup:
-            results["startup"] = bench.bench_startup(args.repetitions)
+            results["startup"] = _bench.bench_startup(args.repetitions)
         if not args.no_argon2:
             results["argon2"] = []
-            bench.bench_argon2(points, peers=args.peers, repetitions=args.repetitions,
+            _bench.bench_argon2(points, peers=args.peers, repetitions=args.repetitions,
                                budget=args.budget, modes=modes, progress=progress,
                                results=results["argon2"])
         if args.memory:
-            results["memory"] = bench.bench_memory(peers=args.peers,
+            results["memory"] = _bench.bench_memory(peers=args.peers,
                                                    repetitions=args.repetitions,
                                                    budget=args.budget, progress=progress)
         if args.batch:
-            results["batch"] = bench.bench_batch(count=args.batch)
+            results["batch"] = _bench.bench_batch(count=args.batch)
         if not args.no_blake2b:
-            results["blake2b"] = bench.bench_blake2b(repetitions=args.repetitions,
+            results["blake2b"] = _bench.bench_blake2b(repetitions=args.repetitions,
                                                      budget=args.budget, progress=progress)
     except KeyboardInterrupt:
         if progress:
@@ -215,14 +215,14 @@ def _bench(args) -> int:
     finally:
         if progress:
             progress.clear()
-    text, results["noise"] = bench.noise_report(results, before)
+    text, results["noise"] = _bench.noise_report(results, before)
     print(text)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(results, f, indent=2)
     if args.plot:
         if results.get("argon2"):
-            bench.plot(results["argon2"], args.plot,
+            _bench.plot(results["argon2"], args.plot,
                        title=f"Argon2 hashes/s, one Python thread ({', '.join(modes)}); "
                              f"{results['machine']}")
             print(f"plot: {args.plot}")
@@ -289,7 +289,7 @@ def _hash_parser(commands) -> None:
     parser.add_argument("-v", choices=("10", "13"), default=d["version"],
                         help="Argon2 version (default 13)")
     _add_extras(parser)
-    parser.set_defaults(run=_hash, type="i")
+    parser.set_defaults(run=_command_hash, type="i")
 
 
 def _verify_parser(commands) -> None:
@@ -300,7 +300,7 @@ def _verify_parser(commands) -> None:
                     "or bad input (message on stderr).")
     parser.add_argument("encoded", help="a PHC string such as $argon2id$v=19$m=65536,t=3,p=4$...")
     _add_extras(parser)
-    parser.set_defaults(run=_verify)
+    parser.set_defaults(run=_command_verify)
 
 
 def _bench_parser(commands) -> None:
@@ -333,7 +333,7 @@ def _bench_parser(commands) -> None:
     parser.add_argument("--plot", metavar="FILE.png",
                         help="also draw hashes/s against memory size per backend "
                              "(needs matplotlib: pip install argonishche[plot])")
-    parser.set_defaults(run=_bench)
+    parser.set_defaults(run=_command_bench)
 
 
 def main(argv=None) -> int:
@@ -346,9 +346,9 @@ def main(argv=None) -> int:
     info_parser.add_argument("--json", action="store_true", help="machine-readable output")
     info_parser.add_argument("--fast", action="store_true",
                              help="skip py-cpuinfo's cross-check (it takes about a second)")
-    info_parser.set_defaults(run=_info)
+    info_parser.set_defaults(run=_command_info)
     commands.add_parser("selftest", help="every known-answer vector on every usable backend"
-                        ).set_defaults(run=_selftest)
+                        ).set_defaults(run=_command_selftest)
     _bench_parser(commands)
     args = parser.parse_args(argv)
     try:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 
-from .argon2 import argon2_hash_encoded, argon2_verify, params_of
-from .batch import hash_many
-from .errors import InvalidHashError
-from .params import MIN_SALT_LEN, UINT32_MAX, Argon2Params, integer, resolve_limits
+from ._argon2 import argon2_hash_encoded, argon2_verify, params_of
+from ._batch import hash_many
+from .exceptions import InvalidHashError
+from ._params import MIN_SALT_LEN, UINT32_MAX, Argon2Params, integer, resolve_limits
 
 
 class PasswordHasher:

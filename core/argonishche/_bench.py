@@ -25,10 +25,10 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from . import driver, registry
+from . import _driver, _registry
 from ._core import lib
-from .argon2 import argon2_hash
-from .blake2 import blake2b
+from ._argon2 import argon2_hash
+from ._blake2 import blake2b
 
 PASSWORD = b"correct horse battery staple"
 SALT = bytes(range(16))  # 16 bytes: the only salt length libsodium accepts
@@ -68,7 +68,7 @@ class Point:
     @property
     def blocks(self) -> int:
         """Blocks filled per hash: t passes over m' blocks."""
-        return self.time_cost * driver.memory_size(self.memory_cost, self.parallelism) // 1024
+        return self.time_cost * _driver.memory_size(self.memory_cost, self.parallelism) // 1024
 
     def as_dict(self) -> dict:
         return {"type": self.type, "time_cost": self.time_cost, "memory_kib": self.memory_cost,
@@ -220,10 +220,10 @@ def our_argon2_subjects(point: Point, allocator: str | None = None) -> list[Subj
                                    memory_cost=point.memory_cost,
                                    parallelism=point.parallelism, backend=backend,
                                    allocator=allocator)
-    selected = registry.get().selected_name("argon2")
+    selected = _registry.get().selected_name("argon2")
     subjects = [Subject(f"argonishche ({selected})", hasher(None))]
     subjects += [Subject(f"  backend {entry.name}", hasher(entry.name))
-                 for entry in registry.get().usable()]
+                 for entry in _registry.get().usable()]
     return subjects
 
 
@@ -419,14 +419,14 @@ def bench_blake2b(*, repetitions: int, budget: float, progress: Progress | None 
     big, small = bytes(range(256)) * 4096, bytes(range(64))
     cases = {}
     for label, data in (("1 MiB", big), ("64 B one-shot", small)):
-        subjects = [Subject(f"argonishche ({registry.get().selected_name('blake2b')})",
+        subjects = [Subject(f"argonishche ({_registry.get().selected_name('blake2b')})",
                             lambda d=data: blake2b(d).digest())]
         if len(data) > len(small):
             # Not at 64 bytes: there a call with backend= (a slower argument path in Python)
             # would time that path, not the kernel, which the selected row already shows.
             subjects += [Subject(f"  backend {e.name}",
                                  lambda d=data, n=e.name: blake2b(d, backend=n).digest())
-                         for e in registry.get().usable()]
+                         for e in _registry.get().usable()]
         subjects.append(Subject("hashlib.blake2b", lambda d=data: hashlib.blake2b(d).digest()))
         cases[label] = (data, subjects)
     if progress:
@@ -508,7 +508,7 @@ def bench_memory(point: Point = SERVER_POINT, *, peers: bool, repetitions: int, 
                                    memory_cost=point.memory_cost,
                                    parallelism=point.parallelism, allocator=allocator, wipe=wipe)
     subjects = [Subject(f"{name} wipe={'on' if wipe else 'off'}", hasher(name, wipe))
-                for name in sorted(registry.get().allocators) for wipe in (True, False)]
+                for name in sorted(_registry.get().allocators) for wipe in (True, False)]
     subjects += peer_argon2_subjects(point) if peers else []
     check_same_tags(subjects)
     if progress:
@@ -537,7 +537,7 @@ def bench_batch(point: Point = SERVER_POINT, *, count: int = 200, workers: int =
     out = sys.stdout if out is None else out  # looked up per call: redirectable
     import resource
 
-    from .batch import hash_many
+    from ._batch import hash_many
 
     options = dict(type=point.type, time_cost=point.time_cost, memory_cost=point.memory_cost,
                    parallelism=point.parallelism)

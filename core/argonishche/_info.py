@@ -6,8 +6,8 @@ import dataclasses
 import platform
 import sys
 
-from . import cpu, registry
-from .errors import ArgonishcheError
+from . import _cpu, _registry
+from .exceptions import ArgonishcheError
 
 
 def collect(*, cpuinfo: bool = True) -> dict:
@@ -16,14 +16,14 @@ def collect(*, cpuinfo: bool = True) -> dict:
     :param cpuinfo: also ask py-cpuinfo (about 1 s) for the brand and its flags, as a
         cross-check of the in-process probe.
     """
-    reg = registry.get()
+    reg = _registry.get()
     report = {
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "cpu": {
-            "probed": sorted(cpu.probed_features()),
-            "usable": sorted(cpu.features()),
-            "disabled_by_env": sorted(cpu.disabled_features()),
+            "probed": sorted(_cpu.probed_features()),
+            "usable": sorted(_cpu.features()),
+            "disabled_by_env": sorted(_cpu.disabled_features()),
         },
         "backends": [dataclasses.asdict(b) for b in reg.report()],
         "selected": {},
@@ -36,19 +36,19 @@ def collect(*, cpuinfo: bool = True) -> dict:
                         "distribution": dist, "cached_bytes": allocator.cached_bytes()}
                        for name, (allocator, dist) in sorted(reg.allocators.items())],
     }
-    for algorithm in registry.ALGORITHMS:
+    for algorithm in _registry.ALGORITHMS:
         try:
             report["selected"][algorithm] = reg.selected_name(algorithm)
         except ArgonishcheError:
             report["selected"][algorithm] = None
     if cpuinfo:
         try:
-            flags, brand = cpu.cpuinfo_flags()
+            flags, brand = _cpu.cpuinfo_flags()
         except Exception as exc:  # noqa: BLE001 - a report must not fail on its second opinion
             report["cpu"]["py_cpuinfo"] = {"error": repr(exc)}
         else:
-            known = set(cpu.CPU_FEATURE_NAMES)
-            probed = cpu.probed_features()
+            known = set(_cpu.CPU_FEATURE_NAMES)
+            probed = _cpu.probed_features()
             report["cpu"]["brand"] = brand
             report["cpu"]["py_cpuinfo"] = {
                 "flags": sorted(flags & known),
@@ -68,7 +68,7 @@ def render(report: dict) -> str:
         lines.append(f"CPU: {cpu_report['brand']}")
     lines.append(f"CPU features (CPUID/XGETBV in-process): {' '.join(cpu_report['probed'])}")
     if cpu_report["disabled_by_env"]:
-        lines.append(f"  hidden by {cpu.DISABLE_ENV}: {' '.join(cpu_report['disabled_by_env'])}")
+        lines.append(f"  hidden by {_cpu.DISABLE_ENV}: {' '.join(cpu_report['disabled_by_env'])}")
     cross = cpu_report.get("py_cpuinfo")
     if cross and "error" in cross:
         lines.append(f"py-cpuinfo: failed: {cross['error']}")
@@ -93,16 +93,16 @@ def render(report: dict) -> str:
     for algorithm, name in report["selected"].items():
         lines.append(f"Selected for {algorithm}: {name or 'none'}")
     if report["forced"]:
-        lines.append(f"Forced by {registry.FORCE_ENV}={report['forced']}")
-    lines.append(f"Selection: {report['select_mode']} ({registry.SELECT_ENV}; 'measure' times "
+        lines.append(f"Forced by {_registry.FORCE_ENV}={report['forced']}")
+    lines.append(f"Selection: {report['select_mode']} ({_registry.SELECT_ENV}; 'measure' times "
                  f"the usable backends at start-up)")
     lines.append("")
-    lines.append(f"Allocators (work memory; {registry.ALLOCATOR_ENV} or allocator= picks one):")
+    lines.append(f"Allocators (work memory; {_registry.ALLOCATOR_ENV} or allocator= picks one):")
     for a in report["allocators"]:
         mark = "default" if a["name"] == report["allocator"] else ""
         lines.append(f"  {a['name']:<10} {mark:<8} {a['description']} [{a['distribution']}]")
     if report["allocator"] not in {a["name"] for a in report["allocators"]}:
-        lines.append(f"ERROR: {registry.ALLOCATOR_ENV}={report['allocator']}: no such allocator")
+        lines.append(f"ERROR: {_registry.ALLOCATOR_ENV}={report['allocator']}: no such allocator")
     lines.append("Wipe: work memory is securely wiped before it is freed or reused, unless a call "
                  "passes wipe=False")
     if report["error"]:

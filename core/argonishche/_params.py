@@ -1,7 +1,7 @@
 """Checking Argon2 parameters before any C code sees them.
 
-Every refusal is a :class:`~argonishche.errors.ParameterError` (a ValueError) naming the parameter
-and its allowed range; a wrong type is a :class:`~argonishche.errors.ParameterTypeError` (also a
+Every refusal is a :class:`~argonishche.exceptions.ParameterError` (a ValueError) naming the parameter
+and its allowed range; a wrong type is a :class:`~argonishche.exceptions.ParameterTypeError` (also a
 TypeError).  The ranges are RFC 9106 section 3.1's.
 """
 
@@ -11,7 +11,7 @@ import enum
 import os
 from dataclasses import dataclass, fields
 
-from .errors import LimitExceededError, ParameterError, ParameterTypeError
+from .exceptions import LimitExceededError, ParameterError, ParameterTypeError
 
 UINT32_MAX = 2**32 - 1
 MAX_LANES = 2**24 - 1

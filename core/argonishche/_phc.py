@@ -19,7 +19,7 @@ import base64
 import re
 from typing import NamedTuple
 
-from .errors import InvalidHashError, ParameterError, ParameterTypeError
+from .exceptions import InvalidHashError, ParameterError, ParameterTypeError
 
 __all__ = ["TYPE_NAMES", "DecodedHash", "encode", "decode"]
 
