@@ -79,7 +79,6 @@ int argonishche_argon2_hash(const void *argon2_kernels, const void *blake2b_kern
                             const argonishche_argon2_request *request);
 void argonishche_secure_wipe(void *p, size_t n);
 uint32_t argonishche_cpu_features(void);
-uint64_t argonishche_dependent_adds(uint64_t rounds);
 
 /* From the C library, for the built-in allocators (argonishche.allocators). */
 void *aligned_alloc(size_t alignment, size_t size);
@@ -94,7 +93,7 @@ ffibuilder.set_source(
     "argonishche._core",
     '#include <stdlib.h>\n#include <sys/mman.h>\n#include "argonishche_core.h"',
     sources=[os.path.join(CSRC, name) for name in
-             ("argon2.c", "blake2b.c", "clock.c", "cpu_features.c", "memory.c")],
+             ("argon2.c", "blake2b.c", "cpu_features.c", "memory.c")],
     include_dirs=[CSRC, INCLUDE],
     # Optimisation only: the core must import on any x86-64 CPU, so no ISA flags here.
     extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra"],

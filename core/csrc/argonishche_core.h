@@ -100,9 +100,4 @@ void argonishche_secure_wipe(void *p, size_t n);
  * counted only when XGETBV shows the OS saves their register state. */
 uint32_t argonishche_cpu_features(void);
 
-/* ---- Benchmark support -------------------------------------------------------------------- */
-
-/* Runs 8 * rounds dependent additions (one per core cycle) and returns 8 * rounds. */
-uint64_t argonishche_dependent_adds(uint64_t rounds);
-
 #endif /* ARGONISHCHE_CORE_H */

@@ -25,10 +25,10 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from . import _driver, _registry
-from ._core import lib
-from ._argon2 import argon2_hash
-from ._blake2 import blake2b
+from .. import _driver, _registry
+from ._clock import lib
+from .._argon2 import argon2_hash
+from .._blake2 import blake2b
 
 PASSWORD = b"correct horse battery staple"
 SALT = bytes(range(16))  # 16 bytes: the only salt length libsodium accepts
@@ -537,7 +537,7 @@ def bench_batch(point: Point = SERVER_POINT, *, count: int = 200, workers: int =
     out = sys.stdout if out is None else out  # looked up per call: redirectable
     import resource
 
-    from ._batch import hash_many
+    from .._batch import hash_many
 
     options = dict(type=point.type, time_cost=point.time_cost, memory_cost=point.memory_cost,
                    parallelism=point.parallelism)
