@@ -1,0 +1,120 @@
+"""The ``argonishche bench`` subcommand: its flags, and a run of the suites they choose.
+
+The parser is built on every ``argonishche`` call, so this module imports the rest of the
+benchmark only when ``bench`` runs: ``hash`` and ``verify`` do not pay for it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+#: The optional extra that brings in matplotlib for ``bench --plot``.
+PLOT_HINT = "pip install argonishche[plot]"
+
+
+def run(args) -> int:
+    """``argonishche bench``: 0, 2 for bad flags, 130 when interrupted (what was measured by
+    then is printed and saved all the same)."""
+    from . import suites
+    from .machine import machine_description, machine_state
+    from .plot import load_pyplot, plot
+    from .points import DEFAULT_POINTS, Point
+    from .progress import Progress
+    from .report import noise_report
+
+    if args.plot:
+        try:
+            load_pyplot()
+        except ImportError:
+            print(f"argonishche bench: --plot needs matplotlib: {PLOT_HINT}", file=sys.stderr)
+            return 2
+    try:
+        points = [Point.parse(p) for p in args.point] or list(DEFAULT_POINTS)
+    except ValueError as exc:
+        print(f"argonishche bench: {exc}", file=sys.stderr)
+        return 2
+    modes = [mode for mode in ("hot", "cold") if getattr(args, mode)] or ["hot"]
+    progress = Progress(sys.stderr) if sys.stderr.isatty() else None
+    before = machine_state()
+    results: dict = {"machine": machine_description()}
+    status = 0
+    try:
+        if args.startup:
+            results["startup"] = suites.bench_startup(args.repetitions)
+        if not args.no_argon2:
+            results["argon2"] = []
+            suites.bench_argon2(points, peers=args.peers, repetitions=args.repetitions,
+                                budget=args.budget, modes=modes, progress=progress,
+                                results=results["argon2"])
+        if args.memory:
+            results["memory"] = suites.bench_memory(peers=args.peers,
+                                                    repetitions=args.repetitions,
+                                                    budget=args.budget, progress=progress)
+        if args.batch:
+            results["batch"] = suites.bench_batch(count=args.batch)
+        if not args.no_blake2b:
+            results["blake2b"] = suites.bench_blake2b(repetitions=args.repetitions,
+                                                      budget=args.budget, progress=progress)
+    except KeyboardInterrupt:
+        if progress:
+            progress.clear()
+        print("\ninterrupted: the tables above are what was measured; the rest was not")
+        results["interrupted"] = True
+        status = 130
+    finally:
+        if progress:
+            progress.clear()
+    text, results["noise"] = noise_report(results, before)
+    print(text)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(results, f, indent=2)
+    if args.plot:
+        if results.get("argon2"):
+            plot(results["argon2"], args.plot,
+                 title=f"Argon2 hashes/s, one Python thread ({', '.join(modes)}); "
+                       f"{results['machine']}")
+            print(f"plot: {args.plot}")
+        else:
+            print("argonishche bench: nothing to plot (no Argon2 table was measured)",
+                  file=sys.stderr)
+    return status
+
+
+def add_parser(commands, integer) -> None:
+    """Add ``bench`` to the CLI's *commands* (its subparsers).
+
+    :param integer: the CLI's range-checked integer type, ``integer(low, high)``; passed in so
+        that this module need not import the CLI back.
+    """
+    parser = commands.add_parser(
+        "bench", help="hashes/s and cycles per block of every backend (and peers), interleaved",
+        description="Time every usable backend (and peers) at Argon2 points, interleaved; "
+                    "report medians, min..max, the spread and a noise verdict.")
+    parser.add_argument("--peers", action="store_true",
+                        help="also time argon2-cffi, PyNaCl and cryptography if installed")
+    parser.add_argument("--point", action="append", default=[], metavar="TYPE,T,M,P",
+                        help="an Argon2 point such as id,3,65536,4 (repeatable)")
+    parser.add_argument("--hot", action="store_true",
+                        help="steady state, work memory reused (the default)")
+    parser.add_argument("--cold", action="store_true",
+                        help="one hash per sample after evicting the caches, work memory "
+                             "allocated per hash (with --hot: both)")
+    parser.add_argument("--repetitions", type=integer(1, 10**6), default=7, metavar="N",
+                        help="interleaved repetitions per subject (default 7)")
+    parser.add_argument("--budget", type=float, default=0.2, metavar="SECONDS",
+                        help="time per hot sample (default 0.2)")
+    parser.add_argument("--no-blake2b", action="store_true")
+    parser.add_argument("--no-argon2", action="store_true")
+    parser.add_argument("--memory", action="store_true",
+                        help="also time every allocator with the wipe on and off")
+    parser.add_argument("--batch", type=int, default=0, metavar="N",
+                        help="also time hash_many of N passwords against one thread")
+    parser.add_argument("--startup", action="store_true",
+                        help="also time a new process's import and first hash")
+    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    parser.add_argument("--plot", metavar="FILE.png",
+                        help="also draw hashes/s against memory size per backend "
+                             f"(needs matplotlib: {PLOT_HINT})")
+    parser.set_defaults(run=run)

@@ -1,0 +1,57 @@
+"""What the benchmark hashes: the Argon2 parameter points, and one password and salt."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import _driver
+
+PASSWORD = b"correct horse battery staple"
+SALT = bytes(range(16))  # 16 bytes: the only salt length libsodium accepts
+
+
+@dataclass(frozen=True)
+class Point:
+    """One Argon2 parameter point: type, t, m (KiB), p."""
+
+    type: str
+    time_cost: int
+    memory_cost: int
+    parallelism: int
+
+    @classmethod
+    def parse(cls, text: str) -> Point:
+        """``"id,3,65536,4"`` -> Point: type, t, m (KiB), p, in the order in which the
+        reference ``argon2`` program prints them."""
+        try:
+            kind, t, m, p = (part.strip() for part in text.split(","))
+            return cls(kind.lower().removeprefix("argon2"), int(t), int(m), int(p))
+        except ValueError:
+            raise ValueError(f"point {text!r}: expected TYPE,T,M_KIB,P such as id,3,65536,4") \
+                from None
+
+    def __str__(self) -> str:
+        return f"{self.type} t={self.time_cost} m={self.memory_cost} p={self.parallelism}"
+
+    @property
+    def blocks(self) -> int:
+        """Blocks filled per hash: t passes over m' blocks."""
+        return self.time_cost * _driver.memory_size(self.memory_cost, self.parallelism) // 1024
+
+    @property
+    def costs(self) -> dict:
+        """The point as keyword arguments of ``argon2_hash``."""
+        return dict(type=self.type, time_cost=self.time_cost, memory_cost=self.memory_cost,
+                    parallelism=self.parallelism)
+
+    def as_dict(self) -> dict:
+        return {"type": self.type, "time_cost": self.time_cost, "memory_kib": self.memory_cost,
+                "parallelism": self.parallelism}
+
+
+#: Argonishche's headline point, a server point, RFC 9106's low-memory profile, two more peers'.
+DEFAULT_POINTS = (Point("d", 1, 2048, 1), Point("i", 3, 4096, 1), Point("id", 2, 19456, 1),
+                  Point("id", 1, 32768, 1), Point("id", 3, 65536, 4))
+
+#: The point of the allocator and batch measurements.
+SERVER_POINT = Point("id", 1, 32768, 1)

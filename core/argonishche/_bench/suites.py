@@ -1,0 +1,193 @@
+"""What ``argonishche bench`` measures: each suite makes its subjects, checks they agree, times
+them interleaved and prints its table.
+
+- :func:`bench_argon2`: every usable backend (and the peers) at each point, hot and/or cold;
+- :func:`bench_memory`: every allocator with the wipe on and off;
+- :func:`bench_batch`: ``hash_many`` against one thread;
+- :func:`bench_startup`: a new interpreter's import and first hash;
+- :func:`bench_blake2b`: throughput and one-shot latency against ``hashlib``.
+
+Each prints to *out*, ``sys.stdout`` looked up per call so that it can be redirected.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from .. import _registry
+from .._argon2 import argon2_hash
+from .._blake2 import blake2b
+from .peers import peer_argon2_subjects
+from .points import PASSWORD, SALT, SERVER_POINT, Point
+from .progress import Progress
+from .report import argon2_report, batch_report, blake2b_report, memory_report, startup_report
+from .timing import CacheEvictor, Subject, check_same_tags, core_clock_hz, time_interleaved
+
+
+def _hasher(point: Point, **options):
+    """A subject's run: our argon2_hash at *point*, with *options* (backend, allocator, wipe)."""
+    kwargs = {**point.costs, **options}
+    return lambda: argon2_hash(PASSWORD, SALT, **kwargs)
+
+
+def our_argon2_subjects(point: Point, allocator: str | None = None) -> list[Subject]:
+    """The selected backend, then each usable backend forced by name."""
+    selected = _registry.get().selected_name("argon2")
+    subjects = [Subject(f"argonishche ({selected})",
+                        _hasher(point, backend=None, allocator=allocator))]
+    subjects += [Subject(f"  backend {entry.name}",
+                         _hasher(point, backend=entry.name, allocator=allocator))
+                 for entry in _registry.get().usable()]
+    return subjects
+
+
+def bench_argon2(points, *, peers: bool, repetitions: int, budget: float,
+                 modes=("hot",), progress: Progress | None = None, out=None,
+                 results: list | None = None) -> list[dict]:
+    """One table per point and mode, appended to *results* as each is finished (so that an
+    interrupted run keeps them; the table being measured is kept too if every subject finished
+    at least one repetition).
+
+    Cold subjects hash with ``allocator="system"``, work memory allocated for each hash, as the
+    reference implementation and the peers do.
+    """
+    out = sys.stdout if out is None else out
+    results = [] if results is None else results
+    clock_hz = core_clock_hz()
+    print(f"core clock {clock_hz / 1e9:.2f} GHz (dependent-add chain); "
+          f"ratios are peer time / our time: above 1 means we are faster; "
+          f"spread is (max - min) / median of the repetitions", file=out)
+    evict = CacheEvictor() if "cold" in modes else None
+    plan = []
+    for point in points:
+        for mode in modes:
+            ours = our_argon2_subjects(point, allocator="system" if mode == "cold" else None)
+            plan.append((point, mode, ours + (peer_argon2_subjects(point) if peers else [])))
+    if progress:
+        progress.start("argon2", sum(len(subjects) for *_, subjects in plan) * repetitions)
+    for point, mode, subjects in plan:
+        check_same_tags(subjects)
+        try:
+            time_interleaved(subjects, repetitions, budget, progress,
+                             label=f"{point} {mode}: ", evict=evict if mode == "cold" else None)
+        except KeyboardInterrupt:
+            if subjects[0].samples:
+                text, data = argon2_report(point, subjects, clock_hz, mode, planned=repetitions)
+                print(text, file=out)
+                results.append(data)
+            raise
+        text, data = argon2_report(point, subjects, clock_hz, mode)
+        print(text, file=out)
+        results.append(data)
+    return results
+
+
+def bench_memory(point: Point = SERVER_POINT, *, peers: bool, repetitions: int, budget: float,
+                 progress: Progress | None = None, out=None) -> dict:
+    """Every allocator with the wipe on and off, interleaved with the peers, at one point.
+
+    ``system`` with the wipe on is what the reference implementation does on every hash; the
+    ratio to it is what the allocation and the wipe cost.
+    """
+    out = sys.stdout if out is None else out
+    subjects = [Subject(f"{name} wipe={'on' if wipe else 'off'}",
+                        _hasher(point, allocator=name, wipe=wipe))
+                for name in sorted(_registry.get().allocators) for wipe in (True, False)]
+    subjects += peer_argon2_subjects(point) if peers else []
+    check_same_tags(subjects)
+    if progress:
+        progress.start("memory", len(subjects) * repetitions)
+    time_interleaved(subjects, repetitions, budget, progress)
+    text, data = memory_report(point, subjects, repetitions)
+    print(text, file=out)
+    return data
+
+
+def bench_batch(point: Point = SERVER_POINT, *, count: int = 200, workers: int = 2,
+                out=None) -> dict:
+    """hash_many on *workers* threads against the same hashes one after another on one thread,
+    alternated three times; and the peak RSS of the process afterwards."""
+    out = sys.stdout if out is None else out
+    import resource
+
+    from .._batch import hash_many
+
+    passwords = [f"password {i}" for i in range(count)]
+    serial, batch = [], []
+    for _ in range(3):
+        started = time.perf_counter()
+        for password in passwords:
+            argon2_hash(password, SALT, threads=1, **point.costs)
+        serial.append((time.perf_counter() - started) / count)
+        started = time.perf_counter()
+        hash_many(passwords, workers=workers, **point.costs)
+        batch.append((time.perf_counter() - started) / count)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    text, data = batch_report(point, count=count, workers=workers, serial=serial, batch=batch,
+                              peak=peak)
+    print(text, file=out)
+    return data
+
+
+STARTUP_CASES = {
+    "python -c pass": "pass",
+    "import argonishche + first hash": (
+        "import argonishche; argonishche.argon2_hash(b'pw', b'saltsalt', memory_cost=8, "
+        "parallelism=1, time_cost=1)"),
+    "import argon2 + first hash": (
+        "import argon2.low_level as a; a.hash_secret_raw(b'pw', b'saltsalt', time_cost=1, "
+        "memory_cost=8, parallelism=1, hash_len=32, type=a.Type.ID)"),
+}
+
+
+def bench_startup(repetitions: int = 15, out=None) -> dict:
+    """Cold start of a fresh interpreter to its first Argon2 tag, ours against argon2-cffi's.
+
+    Each sample is a new process (cold: imports, plugin discovery, CPU probe and self-test all
+    included), interleaved case by case; the first hash uses tiny costs so that start-up shows.
+    """
+    out = sys.stdout if out is None else out
+    import importlib.util
+    import subprocess
+
+    cases = dict(STARTUP_CASES)
+    if importlib.util.find_spec("argon2") is None:
+        cases.pop("import argon2 + first hash")
+    samples: dict[str, list[float]] = {name: [] for name in cases}
+    for _ in range(repetitions):
+        for name, code in cases.items():
+            started = time.perf_counter()
+            subprocess.run([sys.executable, "-c", code], check=True)
+            samples[name].append(time.perf_counter() - started)
+    print(startup_report(samples, repetitions), file=out)
+    return {name: values for name, values in samples.items()}
+
+
+def bench_blake2b(*, repetitions: int, budget: float, progress: Progress | None = None,
+                  out=None) -> dict:
+    """1 MiB throughput and 64-byte one-shot latency, against hashlib.blake2b, interleaved."""
+    out = sys.stdout if out is None else out
+    import hashlib
+
+    big, small = bytes(range(256)) * 4096, bytes(range(64))
+    cases = {}
+    for label, data in (("1 MiB", big), ("64 B one-shot", small)):
+        subjects = [Subject(f"argonishche ({_registry.get().selected_name('blake2b')})",
+                            lambda d=data: blake2b(d).digest())]
+        if len(data) > len(small):
+            # Not at 64 bytes: there a call with backend= (a slower argument path in Python)
+            # would time that path, not the kernel, which the selected row already shows.
+            subjects += [Subject(f"  backend {e.name}",
+                                 lambda d=data, n=e.name: blake2b(d, backend=n).digest())
+                         for e in _registry.get().usable()]
+        subjects.append(Subject("hashlib.blake2b", lambda d=data: hashlib.blake2b(d).digest()))
+        cases[label] = (data, subjects)
+    if progress:
+        progress.start("blake2b", sum(len(s) for _, s in cases.values()) * repetitions)
+    for label, (_, subjects) in cases.items():
+        check_same_tags(subjects)
+        time_interleaved(subjects, repetitions, budget, progress, label=f"{label}: ")
+    text, report = blake2b_report(cases, repetitions)
+    print(text, file=out)
+    return report

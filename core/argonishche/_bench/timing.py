@@ -1,0 +1,132 @@
+"""How the benchmark measures: subjects timed interleaved, hot or cold, and summed up as medians.
+
+Time is wall time (``perf_counter``), never CPU time; cycles are core cycles (see the package's
+docstring for why).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ._clock import lib
+from .machine import last_level_cache_bytes
+from .progress import Progress
+
+#: The two modes, as every table names them.
+MODES = {
+    "hot": "hot: steady state, same inputs back to back, work memory reused",
+    "cold": "cold: one hash per sample after evicting the caches, work memory allocated "
+            "for each hash (allocator=system)",
+}
+
+
+@dataclass
+class Subject:
+    name: str
+    run: Callable[[], bytes]
+    samples: list[float] = field(default_factory=list)   # seconds per call, one per repetition
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples)
+
+    @property
+    def spread(self) -> float:
+        """(max - min) / median of the samples: 0.05 means the repetitions varied by 5 %."""
+        return spread(self.samples)
+
+
+def spread(samples: list[float]) -> float:
+    return (max(samples) - min(samples)) / statistics.median(samples) if samples else 0.0
+
+
+def interquartile(samples: list[float]) -> float:
+    """(Q3 - Q1) / median: how much the middle half of the samples varied."""
+    if len(samples) < 2:
+        return 0.0
+    q1, _, q3 = statistics.quantiles(samples, n=4, method="inclusive")
+    return (q3 - q1) / statistics.median(samples)
+
+
+def core_clock_hz(rounds: int = 500_000) -> float:
+    """Core cycles per second, from the fastest of many short timed dependent-add chains.
+
+    Short runs (about a millisecond) fit between preemptions on a busy machine, and the fastest
+    of many is the one that was not interrupted.
+    """
+    best = float("inf")
+    for _ in range(30):
+        started = time.perf_counter()
+        lib.argonishche_dependent_adds(rounds)
+        best = min(best, time.perf_counter() - started)
+    return 8 * rounds / best
+
+
+class CacheEvictor:
+    """Calling it reads a buffer of at least 64 MiB and twice the last-level cache, so that
+    the next hash finds none of its data (or its page-table entries) in any cache.
+
+    The buffer is written once when made (so its pages are real, not the shared zero page) and
+    searched for a byte it does not hold: memchr reads every cache line at memory speed, about
+    2 ms for 64 MiB.  A memset would not do: glibc writes large blocks with non-temporal stores,
+    which bypass the caches.
+    """
+
+    def __init__(self, size: int | None = None):
+        self.size = size or max(64 << 20, 2 * last_level_cache_bytes())
+        self.buffer = bytearray(b"\x01") * self.size
+
+    def __call__(self) -> None:
+        self.buffer.find(0)
+
+
+def check_same_tags(subjects: list[Subject]) -> None:
+    """Refuse to time subjects that disagree: a fast wrong answer is no result."""
+    tags = {s.name: s.run() for s in subjects}
+    if len(set(tags.values())) != 1:
+        detail = ", ".join(f"{name}: {tag.hex()[:16]}" for name, tag in tags.items())
+        raise RuntimeError(f"subjects disagree, nothing timed: {detail}")
+
+
+def _calls_for(run: Callable[[], bytes], budget: float) -> int:
+    """How many back-to-back calls fill about *budget* seconds (at least one)."""
+    started = time.perf_counter()
+    run()
+    once = max(time.perf_counter() - started, 1e-7)
+    return max(1, int(budget / once))
+
+
+def time_interleaved(subjects: list[Subject], repetitions: int, budget: float,
+                     progress: Progress | None = None, *, label: str = "",
+                     evict: Callable[[], None] | None = None) -> None:
+    """Fill each subject's samples: *repetitions* rounds, every subject once per round.
+
+    Hot (no *evict*): a sample is as many back-to-back calls as fill *budget*, after one
+    warm-up call that sizes it.  Cold: a sample is one call, right after ``evict()``.
+    Interrupted (Ctrl-C), every subject keeps the samples of the rounds all of them finished,
+    so that what was measured stays comparable, and KeyboardInterrupt propagates.
+    """
+    calls = [1 if evict else _calls_for(s.run, budget) for s in subjects]
+    order = list(range(len(subjects)))
+    try:
+        for repetition in range(repetitions):
+            shift = repetition % len(subjects)
+            for index in order[shift:] + order[:shift]:
+                subject = subjects[index]
+                if progress:
+                    progress.step(f"{label}rep {repetition + 1}/{repetitions} "
+                                  f"{subject.name.strip()}")
+                if evict:
+                    evict()
+                started = time.perf_counter()
+                for _ in range(calls[index]):
+                    subject.run()
+                subject.samples.append((time.perf_counter() - started) / calls[index])
+    except KeyboardInterrupt:
+        complete = min(len(s.samples) for s in subjects)
+        for s in subjects:
+            del s.samples[complete:]
+        raise
