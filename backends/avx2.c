@@ -2,9 +2,10 @@
  * avx2.c - AVX2 kernels: Argon2's compression G (RFC 9106 sections 3.5 and 3.6) and BLAKE2b's
  * compression F (RFC 7693 section 3.2) on 256-bit vectors of four 64-bit words.
  *
- * AVX2 is enabled by the pragma below for the kernels only; the exported table accessor at the
- * end of the file is compiled for baseline x86-64, so importing the module and asking for its
- * table is safe on any CPU (kernel contract, rule 1).  The core calls these kernels only after
+ * AVX2 is enabled for the kernels only (ARGONISHCHE_TARGET_BEGIN/END, with the target the build
+ * makes from the backend's cpu_features); the exported table accessor at the end of the file is
+ * compiled for baseline x86-64, so importing the module and asking for its table is safe on any
+ * CPU (kernel contract, rule 1).  The core calls these kernels only after
  * its CPU check has seen AVX2 and OS support for the ymm state.
  *
  * Both kernels are bound by the latency of their dependency chains rather than by instruction
@@ -16,34 +17,27 @@
 #include <immintrin.h>
 
 #include "argonishche_constants.h"
-#include "argonishche_kernel.h"
+#include "argonishche_target.h"
 
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx2")
-#endif
-
-#define ALWAYS_INLINE static inline __attribute__((always_inline))
+ARGONISHCHE_TARGET_BEGIN
 
 /* ---- 64-bit lane rotations (right rotations, as both RFCs write them) ------------------------ */
 
 /* By 32: swap the two 32-bit halves of each word, one in-lane dword shuffle. */
-ALWAYS_INLINE __m256i rotr32(__m256i x) {
+ARGONISHCHE_INLINE __m256i rotr32(__m256i x) {
     return _mm256_shuffle_epi32(x, _MM_SHUFFLE(2, 3, 0, 1));
 }
 
 /* By 24 and 16: whole-byte rotations, one in-lane byte shuffle each.  Result byte i of a word is
  * source byte (i + 3) mod 8 (resp. (i + 2) mod 8). */
-ALWAYS_INLINE __m256i rotr24(__m256i x) {
+ARGONISHCHE_INLINE __m256i rotr24(__m256i x) {
     const __m256i by_3_bytes = _mm256_setr_epi8(
         3, 4, 5, 6, 7, 0, 1, 2, 11, 12, 13, 14, 15, 8, 9, 10,
         3, 4, 5, 6, 7, 0, 1, 2, 11, 12, 13, 14, 15, 8, 9, 10);
     return _mm256_shuffle_epi8(x, by_3_bytes);
 }
 
-ALWAYS_INLINE __m256i rotr16(__m256i x) {
+ARGONISHCHE_INLINE __m256i rotr16(__m256i x) {
     const __m256i by_2_bytes = _mm256_setr_epi8(
         2, 3, 4, 5, 6, 7, 0, 1, 10, 11, 12, 13, 14, 15, 8, 9,
         2, 3, 4, 5, 6, 7, 0, 1, 10, 11, 12, 13, 14, 15, 8, 9);
@@ -51,7 +45,7 @@ ALWAYS_INLINE __m256i rotr16(__m256i x) {
 }
 
 /* By 63, i.e. left by one: x + x is the shift, and AVX2 has no 64-bit rotate instruction. */
-ALWAYS_INLINE __m256i rotr63(__m256i x) {
+ARGONISHCHE_INLINE __m256i rotr63(__m256i x) {
     return _mm256_xor_si256(_mm256_srli_epi64(x, 63), _mm256_add_epi64(x, x));
 }
 
@@ -82,7 +76,7 @@ ALWAYS_INLINE __m256i rotr63(__m256i x) {
  * ============================================================================================== */
 
 /* GB's addition (RFC 9106 section 3.6): x + y + 2 * lo32(x) * lo32(y). */
-ALWAYS_INLINE __m256i blamka(__m256i x, __m256i y) {
+ARGONISHCHE_INLINE __m256i blamka(__m256i x, __m256i y) {
     const __m256i product = _mm256_mul_epu32(x, y);
     return _mm256_add_epi64(_mm256_add_epi64(x, y), _mm256_add_epi64(product, product));
 }
@@ -128,7 +122,7 @@ ALWAYS_INLINE __m256i blamka(__m256i x, __m256i y) {
  *  a = y1 = (v2,v3)  b = (v7,v4) = hi(y3),lo(y2)  c = y4 = (v8,v9)    d = (v13,v14) = hi(y6),lo(y7)
  * and _mm256_alignr_epi8(x, w, 8) is exactly (hi(w), lo(x)) in each lane.
  */
-ALWAYS_INLINE void argon2_permute_two_pairs(__m256i y[8], __m256i z[8]) {
+ARGONISHCHE_INLINE void argon2_permute_two_pairs(__m256i y[8], __m256i z[8]) {
     __m256i y0 = y[0], y1 = y[1], y2 = y[2], y3 = y[3], y4 = y[4], y5 = y[5], y6 = y[6],
             y7 = y[7];
     __m256i z0 = z[0], z1 = z[1], z2 = z[2], z3 = z[3], z4 = z[4], z5 = z[5], z6 = z[6],
@@ -163,7 +157,7 @@ ALWAYS_INLINE void argon2_permute_two_pairs(__m256i y[8], __m256i z[8]) {
 }
 
 /* Row pair p (rows 2p and 2p+1) of R = prev ^ ref, in paired form. */
-ALWAYS_INLINE void argon2_load_row_pair(__m256i y[8], const __m256i *prev, const __m256i *ref,
+ARGONISHCHE_INLINE void argon2_load_row_pair(__m256i y[8], const __m256i *prev, const __m256i *ref,
                                         int p) {
     for (int q = 0; q < 4; q++) {
         /* Quad q of a row holds its 16-byte registers 2q and 2q+1. */
@@ -178,7 +172,7 @@ ALWAYS_INLINE void argon2_load_row_pair(__m256i y[8], const __m256i *prev, const
 }
 
 /* Column pair c (columns 2c and 2c+1) of the row phase's output. */
-ALWAYS_INLINE void argon2_load_column_pair(__m256i y[8], const __m256i *rows, int c) {
+ARGONISHCHE_INLINE void argon2_load_column_pair(__m256i y[8], const __m256i *rows, int c) {
     for (int k = 0; k < 8; k++) {
         /* Row k is lane k % 2 of row pair k / 2; take its 16-byte registers 2c and 2c+1. */
         const __m128i *lanes = (const __m128i *)(rows + 8 * (k / 2) + 2 * c) + k % 2;
@@ -188,11 +182,9 @@ ALWAYS_INLINE void argon2_load_column_pair(__m256i y[8], const __m256i *rows, in
 }
 
 /* next's quad c of every row = P's output ^ R, ^ the old next for version 0x13 after pass 0.
- * R is reloaded from prev and ref, which are still in L1, rather than kept in registers.  Each
- * quad of prev and ref is read before that same quad of next is written, and no other quad of
- * them afterwards, so the kernel is also right when next is ref: the driver's address generation
- * (RFC 9106 section 3.4.1.2, G(ZERO, address)) calls it that way. */
-ALWAYS_INLINE void argon2_store_column_pair(__m256i *next, const __m256i y[8],
+ * R is reloaded from prev and ref, which are still in L1, rather than kept in registers: that is
+ * right because the kernel contract guarantees that next aliases neither of them. */
+ARGONISHCHE_INLINE void argon2_store_column_pair(__m256i *next, const __m256i y[8],
                                             const __m256i *prev, const __m256i *ref, int c,
                                             int xor_into_next) {
     for (int k = 0; k < 8; k++) {
@@ -204,7 +196,7 @@ ALWAYS_INLINE void argon2_store_column_pair(__m256i *next, const __m256i y[8],
     }
 }
 
-ALWAYS_INLINE void argon2_fill(argonishche_block *next_block, const argonishche_block *prev_block,
+ARGONISHCHE_INLINE void argon2_fill(argonishche_block *next_block, const argonishche_block *prev_block,
                                const argonishche_block *ref_block, int xor_into_next) {
     /* Rows after P, in paired form: 1 KiB that stays in L1 between the two phases. */
     __m256i rows[ARGONISHCHE_BLOCK_BYTES / sizeof(__m256i)];
@@ -269,7 +261,7 @@ static void avx2_argon2_fill_block(argonishche_block *next, const argonishche_bl
 /* a + b + m as (a + m) + b: a is ready long before b, so only one addition sits on the chain
  * through b.  The empty asm hides a + m from GCC, which would otherwise reassociate it into
  * a + (b + m) and put both additions on that chain. */
-ALWAYS_INLINE __m256i add_message_then(__m256i a, __m256i m, __m256i b) {
+ARGONISHCHE_INLINE __m256i add_message_then(__m256i a, __m256i m, __m256i b) {
     __m256i a_plus_m = _mm256_add_epi64(a, m);
     __asm__("" : "+x"(a_plus_m));
     return _mm256_add_epi64(a_plus_m, b);
@@ -291,7 +283,7 @@ ALWAYS_INLINE __m256i add_message_then(__m256i a, __m256i m, __m256i b) {
 /* Message words i0..i3 into lanes 0..3.  Measured fastest of the ways tried (vmovq/vpinsrq/
  * vinserti128, vpgatherqq, broadcast + blend): broadcast loads are done by the load units and
  * the blends run on any vector pipe, leaving the two shuffle pipes to the rotations. */
-ALWAYS_INLINE __m256i blake2b_message(const uint8_t *block, int i0, int i1, int i2, int i3) {
+ARGONISHCHE_INLINE __m256i blake2b_message(const uint8_t *block, int i0, int i1, int i2, int i3) {
     const __m256i w0 = _mm256_set1_epi64x((long long)argonishche_load64_le(block + 8 * i0));
     const __m256i w1 = _mm256_set1_epi64x((long long)argonishche_load64_le(block + 8 * i1));
     const __m256i w2 = _mm256_set1_epi64x((long long)argonishche_load64_le(block + 8 * i2));
@@ -360,11 +352,7 @@ static void avx2_blake2b_compress(uint64_t h[8], uint64_t t[2], const uint8_t *b
     t[1] = t1;
 }
 
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
+ARGONISHCHE_TARGET_END
 
 /* Outside the AVX2 region: callable on any x86-64 CPU. */
 ARGONISHCHE_DEFINE_KERNELS(avx2_blake2b_compress, avx2_argon2_fill_block)

@@ -15,7 +15,7 @@
  * diagonals up as columns (simd128_diagonalize), so the same code then mixes the diagonals.
  *
  * What differs between instruction sets is three primitives, which the including file defines
- * (under its #pragma GCC target, after including its intrinsics headers) before including this:
+ * (after ARGONISHCHE_TARGET_BEGIN, see argonishche_target.h) before including this:
  *
  *     __m128i simd128_rotr24(__m128i x)            each 64-bit lane rotated right by 24 bits
  *     __m128i simd128_rotr16(__m128i x)            ... by 16 bits
@@ -23,8 +23,8 @@
  *
  * where a[0] is a vector's low 64-bit lane.  In return this header defines the two kernels,
  * simd128_blake2b_compress and simd128_argon2_fill_block, for the including file to name in
- * ARGONISHCHE_DEFINE_KERNELS after its #pragma GCC pop_options (so that the exported accessor
- * is compiled for baseline x86-64).
+ * ARGONISHCHE_DEFINE_KERNELS after ARGONISHCHE_TARGET_END (so that the exported accessor is
+ * compiled for baseline x86-64).
  *
  * Cycle counts in comments were measured on the machine this was developed on (AMD Zen 4).
  */
@@ -35,27 +35,25 @@
 #include <xmmintrin.h>
 
 #include "argonishche_constants.h"
-#include "argonishche_kernel.h"
-
-#define SIMD128_INLINE static inline __attribute__((always_inline))
+#include "argonishche_target.h"
 
 /* ---- Primitives every SSE level does the same way ------------------------------------------ */
 
 /* Swapping the 32-bit halves of each lane is a rotation by 32: one shuffle. */
-SIMD128_INLINE __m128i simd128_rotr32(__m128i x) {
+ARGONISHCHE_INLINE __m128i simd128_rotr32(__m128i x) {
     return _mm_shuffle_epi32(x, _MM_SHUFFLE(2, 3, 0, 1));
 }
 
 /* A rotation right by 63 is one left by 1; x + x is the left shift, and an add can issue on
  * more ports than a shift. */
-SIMD128_INLINE __m128i simd128_rotr63(__m128i x) {
+ARGONISHCHE_INLINE __m128i simd128_rotr63(__m128i x) {
     return _mm_xor_si128(_mm_srli_epi64(x, 63), _mm_add_epi64(x, x));
 }
 
 /* (a[1], b[0]): the middle two words of a, b read as four consecutive words.  shufpd rather than
  * SSSE3's palignr even where palignr exists: 1 cycle instead of 2 on Zen 4, with no
  * integer/float bypass delay there (BLAKE2b 3.53 vs 3.73 cycles/byte). */
-SIMD128_INLINE __m128i simd128_high_low(__m128i a, __m128i b) {
+ARGONISHCHE_INLINE __m128i simd128_high_low(__m128i a, __m128i b) {
     return _mm_castpd_si128(_mm_shuffle_pd(_mm_castsi128_pd(a), _mm_castsi128_pd(b), 1));
 }
 
@@ -63,7 +61,7 @@ SIMD128_INLINE __m128i simd128_high_low(__m128i a, __m128i b) {
  * message word and b to a; b is the last value of the dependency chain a -> d -> c -> b, so
  * a + m must be formed first.  GCC would otherwise reassociate the sum to (b + m) + a, with
  * two additions after b instead of one: about 10% of BLAKE2b's speed on Zen 4. */
-SIMD128_INLINE __m128i simd128_as_written(__m128i x) {
+ARGONISHCHE_INLINE __m128i simd128_as_written(__m128i x) {
     __asm__("" : "+x"(x));
     return x;
 }
@@ -76,7 +74,7 @@ SIMD128_INLINE __m128i simd128_as_written(__m128i x) {
  *     lanes (v1, v6, v11, v12), (v2, v7, v8, v13) in x[1], x[3], x[5], x[7].
  * Row b is the one G computes last; leaving it in place keeps these shuffles off the critical
  * path, since a, c and d are ready earlier. */
-SIMD128_INLINE void simd128_diagonalize(__m128i x[8]) {
+ARGONISHCHE_INLINE void simd128_diagonalize(__m128i x[8]) {
     const __m128i a0 = x[0], a1 = x[1], c0 = x[4], c1 = x[5], d0 = x[6];
     x[0] = simd128_high_low(a1, a0);   /* (v3, v0) */
     x[1] = simd128_high_low(a0, a1);   /* (v1, v2) */
@@ -86,7 +84,7 @@ SIMD128_INLINE void simd128_diagonalize(__m128i x[8]) {
     x[7] = d0;                         /* (v12, v13) */
 }
 
-SIMD128_INLINE void simd128_undiagonalize(__m128i x[8]) {
+ARGONISHCHE_INLINE void simd128_undiagonalize(__m128i x[8]) {
     const __m128i a0 = x[0], a1 = x[1], c0 = x[4], c1 = x[5], d0 = x[6];
     x[0] = simd128_high_low(a0, a1);   /* (v0, v1) */
     x[1] = simd128_high_low(a1, a0);   /* (v2, v3) */
@@ -99,7 +97,7 @@ SIMD128_INLINE void simd128_undiagonalize(__m128i x[8]) {
 /* ---- BLAKE2b F (RFC 7693 section 3.2) ------------------------------------------------------ */
 
 /* The mixing function G (section 3.1) on two columns, message words x and y. */
-SIMD128_INLINE void simd128_blake2b_g(__m128i *a, __m128i *b, __m128i *c, __m128i *d, __m128i x,
+ARGONISHCHE_INLINE void simd128_blake2b_g(__m128i *a, __m128i *b, __m128i *c, __m128i *d, __m128i x,
                                       __m128i y) {
     *a = _mm_add_epi64(simd128_as_written(_mm_add_epi64(*a, x)), *b);
     *d = simd128_rotr32(_mm_xor_si128(*d, *a));
@@ -113,7 +111,7 @@ SIMD128_INLINE void simd128_blake2b_g(__m128i *a, __m128i *b, __m128i *c, __m128
 
 /* The vector (m[i], m[j]), from the message held as msg[k] = (m[2k], m[2k+1]).  Rounds are
  * inlined with constant sigma entries, so this folds to at most one instruction. */
-SIMD128_INLINE __m128i simd128_message_pair(const __m128i msg[8], unsigned i, unsigned j) {
+ARGONISHCHE_INLINE __m128i simd128_message_pair(const __m128i msg[8], unsigned i, unsigned j) {
     const __m128i mi = msg[i / 2], mj = msg[j / 2];
     if (i % 2 == 0 && j == i + 1) return mi;
     if (j % 2 == 0 && i == j + 1) return _mm_shuffle_epi32(mi, _MM_SHUFFLE(1, 0, 3, 2));
@@ -125,7 +123,7 @@ SIMD128_INLINE __m128i simd128_message_pair(const __m128i msg[8], unsigned i, un
 
 /* One round with sigma row s.  G_i takes m[s[2i]] and m[s[2i+1]]; the columns are G_0..G_3,
  * and after simd128_diagonalize the lanes hold the diagonals G_7, G_4 | G_5, G_6. */
-SIMD128_INLINE void simd128_blake2b_round(__m128i x[8], const __m128i msg[8],
+ARGONISHCHE_INLINE void simd128_blake2b_round(__m128i x[8], const __m128i msg[8],
                                           const uint8_t s[16]) {
     simd128_blake2b_g(&x[0], &x[2], &x[4], &x[6], simd128_message_pair(msg, s[0], s[2]),
                       simd128_message_pair(msg, s[1], s[3]));
@@ -188,7 +186,7 @@ static void simd128_blake2b_compress(uint64_t h[8], uint64_t t[2], const uint8_t
 /* ---- Argon2 G (RFC 9106 section 3.5) ------------------------------------------------------- */
 
 /* Section 3.6: a + b + 2 * lo32(a) * lo32(b).  pmuludq multiplies exactly the low halves. */
-SIMD128_INLINE __m128i simd128_blamka(__m128i a, __m128i b) {
+ARGONISHCHE_INLINE __m128i simd128_blamka(__m128i a, __m128i b) {
     const __m128i product = _mm_mul_epu32(a, b);
     return _mm_add_epi64(_mm_add_epi64(a, b), _mm_add_epi64(product, product));
 }
@@ -201,7 +199,7 @@ SIMD128_INLINE __m128i simd128_blamka(__m128i a, __m128i b) {
  * GB (section 3.6) on the four quads of two matrices, one step across all four before the next,
  * so that the instruction order itself interleaves the four independent chains.  A quad is a
  * column pair of one matrix: rows a, b, c, d are 0, 2, 4 and 6 vectors on from its first. */
-SIMD128_INLINE void simd128_argon2_gb_2x(__m128i x[16]) {
+ARGONISHCHE_INLINE void simd128_argon2_gb_2x(__m128i x[16]) {
     enum { a = 0, b = 2, c = 4, d = 6 };
     __m128i *const v[4] = {x, x + 1, x + 8, x + 9};
     for (int q = 0; q < 4; q++) v[q][a] = simd128_blamka(v[q][a], v[q][b]);
@@ -215,7 +213,7 @@ SIMD128_INLINE void simd128_argon2_gb_2x(__m128i x[16]) {
 }
 
 /* The permutation P (section 3.6) on two matrices at once. */
-SIMD128_INLINE void simd128_argon2_p_2x(__m128i x[16]) {
+ARGONISHCHE_INLINE void simd128_argon2_p_2x(__m128i x[16]) {
     simd128_argon2_gb_2x(x);
     simd128_diagonalize(x);
     simd128_diagonalize(x + 8);

@@ -3,20 +3,20 @@
  * even-odd message word pairs of BLAKE2b.
  */
 #include "argonishche_constants.h"
-#include "argonishche_kernel.h"
-
-#pragma GCC push_options
-#pragma GCC target("sse4.1")
 #include <emmintrin.h>
 #include <smmintrin.h>
 #include <tmmintrin.h>
 
+#include "argonishche_target.h"
+
+ARGONISHCHE_TARGET_BEGIN
+
 /* As in ssse3.c: rotating a lane right by n bytes moves its byte i + n to byte i. */
-static inline __m128i simd128_rotr24(__m128i x) {
+ARGONISHCHE_INLINE __m128i simd128_rotr24(__m128i x) {
     return _mm_shuffle_epi8(x, _mm_setr_epi8(3, 4, 5, 6, 7, 0, 1, 2, 11, 12, 13, 14, 15, 8, 9, 10));
 }
 
-static inline __m128i simd128_rotr16(__m128i x) {
+ARGONISHCHE_INLINE __m128i simd128_rotr16(__m128i x) {
     return _mm_shuffle_epi8(x, _mm_setr_epi8(2, 3, 4, 5, 6, 7, 0, 1, 10, 11, 12, 13, 14, 15, 8, 9));
 }
 
@@ -24,12 +24,12 @@ static inline __m128i simd128_rotr16(__m128i x) {
  * shufpd, like every shuffle, waits for the single shuffle port that BLAKE2b already keeps
  * busy.  (Zen 4 has two shuffle ports and no such bottleneck: there the blend measured 2%
  * slower than ssse3's shufpd, 3.61 vs 3.53 cycles/byte, but Zen 4 would pick an AVX2 kernel.) */
-static inline __m128i simd128_low_high(__m128i a, __m128i b) {
+ARGONISHCHE_INLINE __m128i simd128_low_high(__m128i a, __m128i b) {
     return _mm_castpd_si128(_mm_blend_pd(_mm_castsi128_pd(a), _mm_castsi128_pd(b), 2));
 }
 
 #include "simd128.h"
 
-#pragma GCC pop_options
+ARGONISHCHE_TARGET_END
 
 ARGONISHCHE_DEFINE_KERNELS(simd128_blake2b_compress, simd128_argon2_fill_block)

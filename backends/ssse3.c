@@ -3,29 +3,29 @@
  * pshufb turns the two byte-aligned rotations, by 24 and by 16 bits, into one instruction each.
  */
 #include "argonishche_constants.h"
-#include "argonishche_kernel.h"
-
-#pragma GCC push_options
-#pragma GCC target("ssse3")
 #include <emmintrin.h>
 #include <tmmintrin.h>
 
+#include "argonishche_target.h"
+
+ARGONISHCHE_TARGET_BEGIN
+
 /* Rotating a lane right by n bytes moves its byte i + n to byte i. */
-static inline __m128i simd128_rotr24(__m128i x) {
+ARGONISHCHE_INLINE __m128i simd128_rotr24(__m128i x) {
     return _mm_shuffle_epi8(x, _mm_setr_epi8(3, 4, 5, 6, 7, 0, 1, 2, 11, 12, 13, 14, 15, 8, 9, 10));
 }
 
-static inline __m128i simd128_rotr16(__m128i x) {
+ARGONISHCHE_INLINE __m128i simd128_rotr16(__m128i x) {
     return _mm_shuffle_epi8(x, _mm_setr_epi8(2, 3, 4, 5, 6, 7, 0, 1, 10, 11, 12, 13, 14, 15, 8, 9));
 }
 
 /* (a[0], b[1]): shufpd's low lane comes from a, its high lane from b. */
-static inline __m128i simd128_low_high(__m128i a, __m128i b) {
+ARGONISHCHE_INLINE __m128i simd128_low_high(__m128i a, __m128i b) {
     return _mm_castpd_si128(_mm_shuffle_pd(_mm_castsi128_pd(a), _mm_castsi128_pd(b), 2));
 }
 
 #include "simd128.h"
 
-#pragma GCC pop_options
+ARGONISHCHE_TARGET_END
 
 ARGONISHCHE_DEFINE_KERNELS(simd128_blake2b_compress, simd128_argon2_fill_block)

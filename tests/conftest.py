@@ -4,6 +4,8 @@ Backends this CPU cannot run (or that are blocked or broken) show up as skips wi
 ``ARGONISHCHE_REQUIRE_BACKENDS=sse2,avx2`` (or ``all``) lists backends that must be usable: their
 tests are not skipped but run, and fail with the registry's reason, so a run on an emulated CPU
 cannot go green by skipping what it was meant to prove.
+
+The allocator fixtures (``trimmed``, ``acquire_log``, ``install``) serve the work-memory tests.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import pytest
 
 import argonishche
+from argonishche import _allocators, _registry
 from argonishche.testing import USABLE_STATES as USABLE
 from argonishche.testing import required_backends
 
@@ -29,3 +32,34 @@ def pytest_generate_tests(metafunc):
                 reason=f"backend {record.name} is {record.state}: {record.reason}"))
         params.append(pytest.param(record.name, id=record.name, marks=marks))
     metafunc.parametrize("backend", params)
+
+
+@pytest.fixture
+def trimmed():
+    """Every allocator's cache returned to the OS before (and after) the test, so that what
+    other tests left cached cannot blur what this one sees inside an arena."""
+    argonishche.trim_memory()
+    yield
+    argonishche.trim_memory()
+
+
+@pytest.fixture
+def acquire_log(monkeypatch):
+    """Names of the built-in allocators asked for memory, in order."""
+    log = []
+    for cls in (_allocators.SystemAllocator, _allocators.ArenaAllocator,
+                _allocators.HugePagesAllocator):
+        def spy(self, size, _original=cls.acquire):
+            log.append(self.name)
+            return _original(self, size)
+        monkeypatch.setattr(cls, "acquire", spy)
+    return log
+
+
+@pytest.fixture
+def install(monkeypatch):
+    """Make a registry the process-wide one for the test."""
+    def installer(reg):
+        monkeypatch.setattr(_registry, "_instance", reg)
+        return reg
+    return installer

@@ -293,7 +293,7 @@ def test_info_json_is_machine_readable():
 def test_info_shows_a_forced_backend_error_and_fails():
     out = run("info", "--fast", ARGONISHCHE_BACKEND="nosuch")
     assert out.returncode == 1
-    assert "ERROR: ARGONISHCHE_BACKEND=nosuch: no such backend" in out.stdout
+    assert "ERROR: ARGONISHCHE_BACKEND='nosuch': must be a registered backend" in out.stdout
 
 
 def test_info_shows_blocked_backends():

@@ -13,7 +13,6 @@ tried is printed at the end of the module (``tox -e fuzz`` runs 20,000 per test)
 
 from __future__ import annotations
 
-import base64
 import collections
 import os
 from unittest import mock
@@ -32,6 +31,8 @@ from argonishche import (
     argon2_verify,
 )
 
+from support import UINT32_MAX, b64
+
 EXAMPLES = int(os.environ.get("ARGONISHCHE_FUZZ_EXAMPLES", "300"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=False,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
@@ -39,7 +40,6 @@ FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=False,
 #: Small enough that any hash within them is instant; generated strings are inside them.
 TIGHT = Limits(max_memory_cost=128, max_time_cost=3, max_parallelism=4, max_hash_len=128,
                max_salt_len=64)
-UINT32_MAX = 2**32 - 1
 TRIED: collections.Counter = collections.Counter()
 REAL_ARGON2 = argonishche._driver.argon2
 
@@ -98,10 +98,6 @@ def outcome(call):
 
 
 # ---- strategies -----------------------------------------------------------------------------
-
-
-def b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii").rstrip("=")
 
 
 @st.composite

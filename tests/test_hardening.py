@@ -1,21 +1,20 @@
 """Hostile input, concurrency and leaks: limits on the costs a hash string may ask for, many
 threads hashing at once with every backend and allocator, and memory that stays flat.
 
-This file is also the leak workload: ``python tests/test_hardening.py leak-workload N`` runs N
-small hashes and N failing verifies (the ``leaks`` tox env runs it under valgrind; the RSS test
-below runs it in a subprocess).
+The leak workload itself is in leak_workload.py (the ``leaks`` tox env runs it under valgrind;
+the RSS test below runs it in a subprocess).
 """
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import hashlib
+import itertools
 import os
-import re
-import subprocess
 import sys
 import threading
+
+import pytest
 
 import argonishche
 from argonishche import (
@@ -31,102 +30,8 @@ from argonishche import (
     argon2_verify,
 )
 
-SALT = b"somesalt"
-SALT_B64 = "c29tZXNhbHQ"
-
-
-def b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii").rstrip("=")
-
-
-def encoded_with(m=32, t=1, p=1, tag=bytes(32), salt=SALT, type_name="id"):
-    return f"$argon2{type_name}$v=19$m={m},t={t},p={p}${b64(salt)}${b64(tag)}"
-
-
-def leak_workload(rounds: int) -> None:
-    """*rounds* small hashes (every allocator, keyed BLAKE2b too) and *rounds* failing verifies
-    (wrong password, malformed string, over the limits, bad parameters)."""
-    allocators = ("system", "arena", "hugepages", "locked")
-    good = argon2_hash_encoded(b"password", SALT, time_cost=1, memory_cost=16, parallelism=2)
-    failing = [
-        (good, b"wrong"),                                           # VerifyMismatchError
-        (good[:-3], b"password"),                                   # malformed tag
-        (encoded_with(m=2**32 - 1), b"password"),                   # LimitExceededError
-        (encoded_with(t=0), b"password"),                           # invalid parameters
-        ("$argon2id$v=19$m=32,t=1,p=1$$", b"password"),             # empty salt
-    ]
-    for i in range(rounds):
-        argon2_hash(b"pw%d" % i, SALT, time_cost=1, memory_cost=16, parallelism=2,
-                    allocator=allocators[i % len(allocators)])
-        argonishche.blake2b(b"x" * (i % 300), key=b"k" * (1 + i % 64), digest_size=32).digest()
-        encoded, password = failing[i % len(failing)]
-        try:
-            argon2_verify(encoded, password)
-        except (VerifyMismatchError, InvalidHashError):
-            pass
-        else:
-            raise AssertionError(f"{encoded!r} verified")
-        try:
-            argon2_hash(b"pw", b"short", time_cost=1, memory_cost=16)
-        except ParameterError:
-            pass
-        else:
-            raise AssertionError("a 5-byte salt was accepted")
-
-
-#: A frame is ours if its source or object is one of these (valgrind --fullpath-after=).
-OUR_CODE = ("/core/csrc/", "/backends/", "/argonishche-avx512/", "/argonishche/_core",
-            "/argonishche_backends/", "/argonishche_avx512/")
-
-
-def valgrind_findings(log: str) -> dict[str, list[str]]:
-    """Records of a valgrind log, split: definite leaks and errors whose allocation or fault is
-    in our C code, and those that are CPython's or cffi's (one-time module set-up)."""
-    findings: dict[str, list[str]] = {"ours": [], "others": []}
-    header = re.compile(r"(.* definitely lost in loss record|Invalid |Conditional jump|"
-                        r"Use of uninitialised|Syscall param|Mismatched free)")
-    records, current = [], []
-    for line in log.splitlines():
-        text = re.sub(r"^==\d+==", "", line).strip()
-        if header.match(text):
-            records.append(current)
-            current = [text]
-        elif not text:
-            records.append(current)
-            current = []
-        elif current:
-            current.append(text)
-    records.append(current)
-    for record in filter(None, records):
-        frames = [f for f in record[1:] if f.startswith(("at 0x", "by 0x"))]
-        # the first frame that is not the allocator itself (malloc, calloc, ...)
-        first = next((f for f in frames if "vgpreload" not in f and "valgrind" not in f), "")
-        ours = any(part in first for part in OUR_CODE) and "_cffi_" not in first
-        findings["ours" if ours else "others"].append("\n".join(record))
-    return findings
-
-
-if __name__ == "__main__":
-    if sys.argv[1:2] == ["leak-workload"]:
-        leak_workload(int(sys.argv[2]))
-        argonishche.trim_memory()
-        print("workload done", argonishche.selected_backend())
-        sys.exit(0)
-    if sys.argv[1:2] == ["valgrind-report"]:
-        with open(sys.argv[2]) as log_file:
-            log = log_file.read()
-        summary = [line.split("== ", 1)[-1].strip() for line in log.splitlines()
-                   if "definitely lost:" in line or "ERROR SUMMARY" in line]
-        findings = valgrind_findings(log)
-        print("valgrind:", "; ".join(summary))
-        print(f"definite leaks and memory errors in argonishche's C code: "
-              f"{len(findings['ours'])}; in CPython/cffi set-up: {len(findings['others'])}")
-        for record in findings["ours"]:
-            print(record, end="\n\n")
-        sys.exit(1 if findings["ours"] or not summary else 0)
-    sys.exit("usage: test_hardening.py leak-workload ROUNDS | valgrind-report LOG")
-
-import pytest  # noqa: E402 - not needed by the workload above, which valgrind runs
+from leak_workload import valgrind_findings
+from support import BUILTIN_NAMES, b64, encoded_with, run_python, usable_backend_names
 
 
 # ---- Limits ---------------------------------------------------------------------------------
@@ -329,24 +234,21 @@ def test_malformed_strings_are_still_reported_as_malformed_not_as_limits():
 # ---- concurrency ----------------------------------------------------------------------------
 
 
-def usable_backends() -> list[str]:
-    return [b.name for b in argonishche.backends() if b.state in ("selected", "available")]
-
-
-ALLOCATORS = ("system", "arena", "hugepages", "locked")
+KINDS = ("hash", "verify-ok", "verify-wrong", "blake2b")
 
 
 def concurrent_tasks():
-    """(kind, arguments) of many small jobs over every usable backend and allocator."""
-    backends = usable_backends()
+    """(kind, arguments) of many small jobs: every kind on every usable backend with every
+    allocator (the first 16 jobs a backend, for up to 15 backends), then more of the same."""
+    backends = usable_backend_names()
     tasks = []
     for i in range(240):
         backend = backends[i % len(backends)]
-        allocator = ALLOCATORS[(i // len(backends)) % len(ALLOCATORS)]
+        kind = KINDS[(i // len(backends)) % len(KINDS)]
+        allocator = BUILTIN_NAMES[(i // (len(backends) * len(KINDS))) % len(BUILTIN_NAMES)]
         costs = dict(type=("id", "i", "d")[i % 3], time_cost=1 + i % 2,
                      memory_cost=16 + 8 * (i % 5), parallelism=1 + i % 2)
         password, salt = b"password %d" % i, b"salt%06d" % i
-        kind = ("hash", "verify-ok", "verify-wrong", "blake2b")[i % 4]
         tasks.append((kind, dict(password=password, salt=salt, costs=costs, backend=backend,
                                  allocator=allocator, threads=1 + i % 2, data=b"d" * (i * 37))))
     return tasks
@@ -373,16 +275,17 @@ def expected_result(kind, args):
     if kind == "blake2b":
         return hashlib.blake2b(args["data"], digest_size=1 + len(args["data"]) % 64,
                                key=args["salt"]).hexdigest()
-    encoded = argon2_hash_encoded(args["password"], args["salt"], backend="ref",
-                                  allocator="system", threads=1, **args["costs"])
-    return {"hash": encoded, "verify-ok": True, "verify-wrong": "mismatch"}[kind]
+    return run_task(kind, {**args, "backend": "ref", "allocator": "system", "threads": 1})
 
 
 def test_many_threads_hashing_verifying_and_blake2b_at_once_give_single_threaded_results():
     tasks = concurrent_tasks()
+    assert {(kind, args["backend"], args["allocator"]) for kind, args in tasks} == set(
+        itertools.product(KINDS, usable_backend_names(), BUILTIN_NAMES))
     expected = [expected_result(kind, args) for kind, args in tasks]
-    assert {r for r in expected if not isinstance(r, str) or not r.startswith("$")} >= {
-        True, "mismatch"}
+    # The single-threaded verifies decide for real: every right password verifies, no wrong one.
+    assert {(kind, result) for (kind, _), result in zip(tasks, expected, strict=True)
+            if kind.startswith("verify")} == {("verify-ok", True), ("verify-wrong", "mismatch")}
     workers = 24
     barrier = threading.Barrier(workers)
     results: dict[int, object] = {}
@@ -403,7 +306,6 @@ def test_many_threads_hashing_verifying_and_blake2b_at_once_give_single_threaded
         thread.join()
     assert errors == []
     assert [results[n] for n in range(len(tasks))] == expected
-    assert len({args["backend"] for _, args in tasks}) == len(usable_backends())
 
 
 def test_one_password_hasher_shared_by_many_threads():
@@ -460,22 +362,19 @@ def test_valgrind_report_blames_only_records_in_our_code():
 
 
 def test_rss_is_flat_over_thousands_of_small_hashes_and_errors():
-    script = f"""
-import sys
-sys.path.insert(0, {os.path.dirname(__file__)!r})
-import os, resource
-from test_hardening import leak_workload
-page = os.sysconf("SC_PAGE_SIZE")
-def rss():
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * page
-leak_workload(5000)            # warm-up: arenas, caches, interned objects
-before = rss()
-leak_workload(5000)
-print(before, rss())
-"""
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                            timeout=600)
+    result = run_python(f"""
+        import os, sys
+        sys.path.insert(0, {os.path.dirname(__file__)!r})
+        from leak_workload import leak_workload
+        page = os.sysconf("SC_PAGE_SIZE")
+        def rss():
+            with open("/proc/self/statm") as f:
+                return int(f.read().split()[1]) * page
+        leak_workload(5000)            # warm-up: arenas, caches, interned objects
+        before = rss()
+        leak_workload(5000)
+        print(before, rss())
+        """, timeout=600)
     assert result.returncode == 0, result.stderr
     before, after = map(int, result.stdout.split())
     # 5,000 hashes + 5,000 BLAKE2b + 10,000 errors: a leak of 256 bytes per call would show

@@ -8,37 +8,27 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from argonishche import _phc
+from argonishche import Type, _phc
 from argonishche.exceptions import InvalidHashError, ParameterError
 
-UINT32_MAX = 2**32 - 1
+from support import PASSWORD, RFC_I_V16_WITHOUT_V, RFC_I_V19, SALT, SALT_B64, TAG_B64
+from support import UINT32_MAX, VALID, b64
 
 # RFC 9106 / reference test.c parameters: password "password", salt "somesalt", t=2, m=2**16,
-# p=1, 32-byte tag. The tags are what the reference implementation computes.
-RFC_I_V19 = "$argon2i$v=19$m=65536,t=2,p=1$c29tZXNhbHQ$wWKIMhR9lyDFvRz9YTZweHKfbftvj+qf+YFY4NeBbtA"
-RFC_I_V16_WITHOUT_V = (
-    "$argon2i$m=65536,t=2,p=1$c29tZXNhbHQ$9sTbSlTio3Biev89thdrlKKiCaYsjjYVJxGAL3swxpQ"
-)
+# p=1, 32-byte tag (RFC_I_V19 and RFC_I_V16_WITHOUT_V are support's). The tags are what the
+# reference implementation computes.
 RFC_ID_V19 = (
     "$argon2id$v=19$m=65536,t=2,p=1$c29tZXNhbHQ$CTFhFdXPJO1aFaMaO6Mm5c8y7cJHAph8ArZWb2GRPPc"
 )
 
-# A cheap real hash (password "password", t=1, m=32, p=1) that the malformed cases below are
-# derived from, so that every case differs from a valid string in exactly one way.
-VALID = "$argon2id$v=19$m=32,t=1,p=1$c29tZXNhbHQ$MBqPu0xZXFIeZ1LJialS1H4ezQY9ie689ohyiGdbVMg"
-VALID_PASSWORD = b"password"
-SALT_B64 = "c29tZXNhbHQ"  # b"somesalt"; last char "Q" has its 2 unused bits clear
-TAG_B64 = "MBqPu0xZXFIeZ1LJialS1H4ezQY9ie689ohyiGdbVMg"  # 32 bytes; last char "g" likewise
+# VALID, a cheap real hash (PASSWORD, SALT, t=1, m=32, p=1), is what the malformed cases below
+# are derived from, so that every case differs from a valid string in exactly one way.
 
 
 def with_field(old: str, new: str) -> str:
     """VALID with one piece replaced; fails loudly if the piece is not in it exactly once."""
     assert VALID.count(old) == 1, old
     return VALID.replace(old, new)
-
-
-def b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii").rstrip("=")
 
 
 # --------------------------------------------------------------------------- known strings
@@ -111,7 +101,11 @@ def test_decode_returns_named_fields_in_encode_order():
 
 
 def test_type_names():
-    assert _phc.TYPE_NAMES == ("d", "i", "id")
+    # The codec's names are the public Type's labels in the order of their codes (d=0, i=1,
+    # id=2), and decode() reads each back from "$argon2<name>$".
+    assert _phc.TYPE_NAMES == tuple(member.label for member in sorted(Type, key=int))
+    for name in _phc.TYPE_NAMES:
+        assert _phc.decode(with_field("$argon2id$", f"$argon2{name}$")).type == name
 
 
 @pytest.mark.parametrize("type_name", _phc.TYPE_NAMES)
@@ -244,6 +238,8 @@ def test_malformed_table_is_big_and_distinct():
     values = [param.values[0] for param in MALFORMED]
     assert len(values) >= 40
     assert len(set(values)) == len(values)
+    # the reference's exemptions below name cases of the table
+    assert REFERENCE_MISMATCHES | REFERENCE_STOPS_AT_NUL <= {param.id for param in MALFORMED}
 
 
 @pytest.mark.parametrize(
@@ -471,14 +467,23 @@ def test_reference_verifies_known_strings_and_our_reencoding(encoded, type_name)
     argon2 = pytest.importorskip("argon2")
     kind = argon2_type(argon2, type_name)
     ours = _phc.encode(*_phc.decode(encoded))
-    # Also proves the reference reads a version-less string as 0x10, as decode() does.
+    # Re-encoding changes nothing but a missing "$v=", which encode() writes as "$v=16".
+    assert ours == (encoded if "$v=" in encoded else encoded.replace("$m=", "$v=16$m=", 1))
+    # The reference verifies both (so it too reads a version-less string as 0x10) and does
+    # check the tag: a wrong password is a mismatch.
     for candidate in {encoded, ours}:
-        assert argon2.low_level.verify_secret(candidate.encode("ascii"), b"password", kind)
+        raw = candidate.encode("ascii")
+        assert argon2.low_level.verify_secret(raw, PASSWORD, kind) is True
+    with pytest.raises(argon2.exceptions.VerifyMismatchError):
+        argon2.low_level.verify_secret(ours.encode("ascii"), b"Password", kind)
 
 
 def test_reference_accepts_valid_base_string():
     argon2 = pytest.importorskip("argon2")
-    assert argon2.low_level.verify_secret(VALID.encode("ascii"), VALID_PASSWORD, argon2.Type.ID)
+    # VALID is exactly what the reference encoder writes for its fields, and verifies.
+    assert argon2.low_level.hash_secret(PASSWORD, SALT, 1, 32, 1, 32, argon2.Type.ID) == (
+        VALID.encode("ascii"))
+    assert argon2.low_level.verify_secret(VALID.encode("ascii"), PASSWORD, argon2.Type.ID) is True
 
 
 # Where the reference's C decoder is laxer than decode(), and why decode() does not copy it:
@@ -496,10 +501,11 @@ def test_reference_rejects_malformed_input_too(encoded, request):
     raw = encoded if isinstance(encoded, bytes) else encoded.encode("utf-8", "surrogatepass")
     case = request.node.callspec.id
     if case in REFERENCE_STOPS_AT_NUL:
-        assert argon2.low_level.verify_secret(raw, VALID_PASSWORD, argon2.Type.ID) is True
+        assert argon2.low_level.verify_secret(raw, PASSWORD, argon2.Type.ID) is True
         return
     with pytest.raises(argon2.exceptions.VerificationError) as info:
-        argon2.low_level.verify_secret(raw, VALID_PASSWORD, argon2.Type.ID)
-    if case not in REFERENCE_MISMATCHES:
-        # A decoding failure, not a wrong tag: the reference also calls the string malformed.
-        assert not isinstance(info.value, argon2.exceptions.VerifyMismatchError), case
+        argon2.low_level.verify_secret(raw, PASSWORD, argon2.Type.ID)
+    # A decoding failure (the reference also calls the string malformed), except where the
+    # reference is laxer and only the recomputed tag differs: both ways round.
+    mismatch = isinstance(info.value, argon2.exceptions.VerifyMismatchError)
+    assert mismatch == (case in REFERENCE_MISMATCHES), (case, info.value)

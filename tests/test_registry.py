@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 import argonishche
-from argonishche import hookspecs, _registry
+from argonishche import _backend_checks, _registry, _settings, hookspecs
 from argonishche.build import backend_ffibuilder
-from argonishche.exceptions import BackendError
-from fakes import FakeEntryPoint, builtin_entry_points, make_registry, plugin_registering
+from argonishche.exceptions import BackendError, SettingError
+from support import FakeEntryPoint, builtin_entry_points, make_registry, plugin_registering
 
 REF_SOURCE = Path(__file__).resolve().parents[1] / "backends" / "ref.c"
 
@@ -31,6 +31,13 @@ def builtin_choice():
 
 def state_of(reg, name):
     return {b.name: b for b in reg.report()}[name]
+
+
+def plugin_of(reg, name):
+    """The record of the plugin (entry point) *name*; there must be exactly one."""
+    records = [p for p in reg.plugins if p.name == name]
+    assert len(records) == 1, reg.plugins
+    return records[0]
 
 
 def test_builtin_ref_is_registered_through_its_entry_point():
@@ -54,8 +61,8 @@ def test_plugin_that_fails_to_import_is_reported_and_others_work():
     broken = FakeEntryPoint("broken", error=ImportError("no module named _kernels"))
     with pytest.warns(RuntimeWarning, match="broken"):
         reg = make_registry(broken)
-    record = state_of(reg, "broken")
-    assert record.state == "load-failed"
+    record = plugin_of(reg, "broken")
+    assert record.state == "failed"
     assert "no module named _kernels" in record.reason
     assert record.distribution == "fake-kernels 1.2"
     assert reg.selected_name("argon2") == builtin_choice()
@@ -63,10 +70,29 @@ def test_plugin_that_fails_to_import_is_reported_and_others_work():
 
 def test_blocked_plugin_is_never_imported():
     ep = FakeEntryPoint("blockme", error=AssertionError("must not be imported"))
-    reg = make_registry(ep, environ={_registry.DISABLE_ENV: "BlockMe, other"})
+    reg = make_registry(ep, environ={"ARGONISHCHE_DISABLE_PLUGINS": "BlockMe"})
     assert not ep.loaded
-    assert state_of(reg, "blockme").state == "blocked"
-    assert reg.plugin_manager.is_blocked("blockme")
+    assert plugin_of(reg, "blockme").state == "blocked"
+    assert "ARGONISHCHE_DISABLE_PLUGINS" in plugin_of(reg, "blockme").reason
+
+
+def test_disabled_backend_is_blocked_and_its_kernel_module_never_imported():
+    never = hookspecs.Backend(name="never", description="must not load",
+                              kernel_module="module_that_must_not_be_imported", priority=99)
+    reg = make_registry(FakeEntryPoint("never", plugin_registering(never)),
+                        environ={"ARGONISHCHE_DISABLE_BACKENDS": "Never"})
+    record = state_of(reg, "never")
+    assert record.state == "blocked" and "ARGONISHCHE_DISABLE_BACKENDS" in record.reason
+    assert "module_that_must_not_be_imported" not in sys.modules
+    assert reg.selected_name("argon2") == builtin_choice()
+
+
+def test_unknown_name_to_disable_is_a_warning_listing_the_known_ones():
+    with pytest.warns(RuntimeWarning, match=r"DISABLE_BACKENDS names turbo, which no installed "
+                                            r"plugin provides; known backends: avx2, .*ref, sse2"):
+        make_registry(environ={"ARGONISHCHE_DISABLE_BACKENDS": "turbo,ref"})
+    with pytest.warns(RuntimeWarning, match=r"DISABLE_PLUGINS names nothere.*known plugins.*ref"):
+        make_registry(environ={"ARGONISHCHE_DISABLE_PLUGINS": "nothere"})
 
 
 def test_hook_that_raises_is_reported_and_others_work():
@@ -76,14 +102,14 @@ def test_hook_that_raises_is_reported_and_others_work():
             raise RuntimeError("plugin bug")
     with pytest.warns(RuntimeWarning, match="plugin bug"):
         reg = make_registry(FakeEntryPoint("raising", Raising()))
-    assert state_of(reg, "raising").state == "load-failed"
+    assert plugin_of(reg, "raising").state == "failed"
     assert reg.selected_name("blake2b") == builtin_choice()
 
 
 def test_registering_something_that_is_not_a_backend_is_reported():
     with pytest.warns(RuntimeWarning, match="not an argonishche.Backend"):
         reg = make_registry(FakeEntryPoint("wrongtype", plugin_registering("ref")))
-    assert state_of(reg, "wrongtype").state == "load-failed"
+    assert plugin_of(reg, "wrongtype").state == "failed"
 
 
 def test_plugin_with_unknown_hook_fails_validation_and_is_unregistered():
@@ -93,18 +119,19 @@ def test_plugin_with_unknown_hook_fails_validation_and_is_unregistered():
             pass
     with pytest.warns(RuntimeWarning, match="future"):
         reg = make_registry(FakeEntryPoint("future", FromTheFuture()))
-    assert state_of(reg, "future").state == "load-failed"
-    assert not reg.plugin_manager.has_plugin("future")
+    assert plugin_of(reg, "future").state == "failed"
 
 
 def test_duplicate_backend_name_keeps_the_first():
     twin = hookspecs.Backend(name="ref", description="an impostor",
                              kernel_module="argonishche_backends._ref")
-    reg = make_registry(FakeEntryPoint("twin", plugin_registering(twin)))
-    records = [b for b in reg.report() if b.name.startswith("ref")]
-    assert [r.state for r in records].count("load-failed") == 1
-    duplicate = next(r for r in records if r.state == "load-failed")
-    assert "already registered by argonishche" in duplicate.reason
+    with pytest.warns(RuntimeWarning, match="already registered"):
+        reg = make_registry(FakeEntryPoint("twin", plugin_registering(twin)))
+    assert state_of(reg, "ref").distribution.startswith("argonishche ")
+    assert state_of(reg, "ref").description != "an impostor"
+    duplicate = plugin_of(reg, "twin")
+    assert duplicate.state == "failed"
+    assert "backend 'ref' not used: already registered by argonishche" in duplicate.reason
     assert duplicate.distribution == "fake-kernels 1.2"
 
 
@@ -112,7 +139,7 @@ def test_cpu_gate_runs_before_the_kernel_module_is_imported(monkeypatch):
     needs = hookspecs.Backend(name="future_isa", description="needs AVX-512BW",
                               kernel_module="module_that_does_not_exist",
                               cpu_features={"avx512bw"}, priority=99)
-    monkeypatch.setattr(_registry._cpu, "features", lambda: frozenset({"sse2"}))
+    monkeypatch.setattr(_backend_checks._cpu, "features", lambda: frozenset({"sse2"}))
     reg = make_registry(FakeEntryPoint("future_isa", plugin_registering(needs)))
     record = state_of(reg, "future_isa")
     assert record.state == "unsupported-cpu"
@@ -167,31 +194,32 @@ def test_backend_failing_its_self_test_is_excluded_with_a_warning(wrong_kernels)
 def test_forcing_a_backend_that_failed_its_self_test_is_an_error(wrong_kernels):
     with pytest.warns(RuntimeWarning):
         reg = make_registry(FakeEntryPoint("wrong", plugin_registering(wrong_kernels)),
-                            environ={_registry.FORCE_ENV: "wrong"})
+                            environ={"ARGONISHCHE_BACKEND": "wrong"})
     with pytest.raises(BackendError,
                        match="wrong cannot be used: selftest-failed.*Available: .*ref"):
         reg.kernel_table("argon2")
 
 
 def test_forcing_an_unknown_backend_lists_what_is_registered():
-    reg = make_registry(environ={_registry.FORCE_ENV: "nosuch"})
-    with pytest.raises(BackendError, match=r"ARGONISHCHE_BACKEND=nosuch: no such backend.*ref \("):
+    reg = make_registry(environ={"ARGONISHCHE_BACKEND": "nosuch"})
+    with pytest.raises(SettingError,
+                       match=r"ARGONISHCHE_BACKEND='nosuch': must be a registered backend.*ref \("):
         reg.selected_name("argon2")
 
 
 def test_forcing_an_unsupported_backend_says_why(monkeypatch):
-    monkeypatch.setattr(_registry._cpu, "features", lambda: frozenset())
+    monkeypatch.setattr(_backend_checks._cpu, "features", lambda: frozenset())
     needs = hookspecs.Backend(name="vec", description="SSE2", kernel_module="nope",
                               cpu_features={"sse2"}, priority=5)
     reg = make_registry(FakeEntryPoint("vec", plugin_registering(needs)),
-                        environ={_registry.FORCE_ENV: "vec"})
+                        environ={"ARGONISHCHE_BACKEND": "vec"})
     with pytest.raises(BackendError,
                        match="vec cannot be used: unsupported-cpu: this CPU lacks sse2"):
         reg.kernel_table("blake2b")
 
 
 def test_forcing_a_usable_backend_selects_it_over_priority():
-    reg = make_registry(environ={_registry.FORCE_ENV: "REF"})
+    reg = make_registry(environ={"ARGONISHCHE_BACKEND": "REF"})
     assert reg.selected_name("argon2") == "ref"
     assert state_of(reg, "ref").selected_for == ("argon2", "blake2b")
 
@@ -262,7 +290,7 @@ def test_env_force_unknown_name_fails_loudly_in_a_fresh_process():
     out = run_python("import argonishche as a; a.argon2_hash(b'p', b'saltsalt', memory_cost=8,"
                      " parallelism=1)", ARGONISHCHE_BACKEND="turbo")
     assert out.returncode != 0
-    assert "BackendError" in out.stderr and "turbo" in out.stderr and "ref" in out.stderr
+    assert "SettingError: ARGONISHCHE_BACKEND='turbo'" in out.stderr and "ref" in out.stderr
 
 
 def test_env_disable_blocks_builtin_plugins_in_a_fresh_process():
@@ -275,7 +303,8 @@ def test_env_disable_blocks_builtin_plugins_in_a_fresh_process():
     assert out.returncode != 0 and "no usable backend" in out.stderr
     out = run_python(code.replace("a.blake2b(b'x').digest()", "print(a.selected_backend())"),
                      ARGONISHCHE_DISABLE_BACKENDS="ref")
-    expected = make_registry(environ={_registry.DISABLE_ENV: "ref"}).selected_name("argon2")
+    expected = make_registry(environ={"ARGONISHCHE_DISABLE_BACKENDS": "ref"}
+                             ).selected_name("argon2")
     assert out.returncode == 0, out.stderr
     assert out.stdout.split("\n")[:2] == ["['ref']", expected]
 
@@ -298,7 +327,7 @@ def test_lean_entry_point_reader_agrees_with_importlib_metadata(group):
 
 
 def test_measured_selection_picks_the_fastest_usable_backend_per_algorithm():
-    reg = make_registry(environ={_registry.SELECT_ENV: "measure"})
+    reg = make_registry(environ={"ARGONISHCHE_SELECT": "measure"})
     usable = [b for b in reg.report() if b.state in ("selected", "available")]
     assert all(set(b.measured_us) == set(_registry.ALGORITHMS) for b in usable)
     for algorithm in _registry.ALGORITHMS:
@@ -307,17 +336,17 @@ def test_measured_selection_picks_the_fastest_usable_backend_per_algorithm():
 
 
 def test_calibrate_keeps_a_forced_backend_and_reports_timings():
-    reg = make_registry(environ={_registry.FORCE_ENV: "ref"})
+    reg = make_registry(environ={"ARGONISHCHE_BACKEND": "ref"})
     timings = reg.calibrate(repetitions=1)
     assert set(timings) == set(_registry.ALGORITHMS)
     assert all(us > 0 for per_backend in timings.values() for us in per_backend.values())
     assert reg.selected_name("argon2") == reg.selected_name("blake2b") == "ref"
 
 
-def test_unknown_selection_mode_is_an_error():
-    reg = make_registry(environ={_registry.SELECT_ENV: "fastest-please"})
-    with pytest.raises(BackendError, match="ARGONISHCHE_SELECT=fastest-please: must be one of"):
-        reg.selected_name("argon2")
+def test_unknown_selection_mode_is_an_error_naming_the_variable():
+    with pytest.raises(SettingError, match="ARGONISHCHE_SELECT='fastest-please': must be "
+                                           "priority or measure"):
+        make_registry(environ={"ARGONISHCHE_SELECT": "fastest-please"})
 
 
 def test_allocator_plugins_register_through_argonishche_register_allocators():
@@ -333,6 +362,6 @@ def test_allocator_plugins_register_through_argonishche_register_allocators():
             register(Pool())
     reg = make_registry(FakeEntryPoint("pool", Plugin()))
     assert reg.allocator("pool").description == "a test pool"
-    assert reg.allocator().name == _registry.DEFAULT_ALLOCATOR
+    assert reg.allocator().name == _settings.DEFAULT_ALLOCATOR
     with pytest.raises(BackendError, match="allocator 'nope'.*Registered: .*pool"):
         reg.allocator("nope")

@@ -21,6 +21,7 @@ from .exceptions import (
     LimitExceededError,
     ParameterError,
     ParameterTypeError,
+    SettingError,
     VerificationError,
     VerifyMismatchError,
 )
@@ -28,8 +29,7 @@ from .hookspecs import Allocator, Backend, hookimpl
 from ._params import Argon2Params, Limits, Type
 from ._password_hasher import PasswordHasher
 from ._registry import BackendInfo
-
-__version__ = "0.1.0"
+from ._version import __version__ as __version__
 
 
 def backends() -> list[BackendInfo]:
@@ -69,7 +69,7 @@ def memory_size(memory_cost: int, parallelism: int = 1) -> int:
 __all__ = [
     "Argon2Params", "ArgonishcheError", "ArgonishcheMemoryError", "Backend", "BackendError",
     "BackendInfo", "HashingError", "InvalidHashError", "LimitExceededError", "Limits",
-    "ParameterError", "ParameterTypeError",
+    "ParameterError", "ParameterTypeError", "SettingError",
     "PasswordHasher", "Type", "VerificationError", "VerifyMismatchError", "argon2_hash",
     "argon2_hash_encoded", "argon2_verify", "backends", "blake2b", "calibrate", "hash_many",
     "hookimpl", "memory_size", "selected_backend", "trim_memory", "Allocator",  # noqa: RUF022

@@ -3,11 +3,13 @@
 Why more than one: from 32 MiB up glibc serves every allocation with a fresh mmap, so a hash
 that allocates its memory takes one page fault per 4 KiB (8,193 faults, about 13 ms, at 32 MiB)
 and the kernel zeroes every page first; reusing memory that is already mapped avoids all of it
-(shared/PEERS.md measured argon2-cffi and libargon2 2.0-2.2x faster that way).
+(argon2-cffi and libargon2 measured 2.0-2.2x faster that way at 32 MiB, on an AMD EPYC Zen 4
+VM with glibc 2.36 in November 2026).
 
 - ``system``: allocate and free in C for every hash, exactly like the reference implementation.
 - ``arena`` (the default): one mapping per thread, reused by every hash on that thread, grown to
-  the largest hash seen and bounded by ``ARGONISHCHE_ARENA_MAX_MIB`` (default 1024) per thread;
+  the largest hash seen and bounded by ``ARGONISHCHE_ARENA_MAX_MIB`` (default 1024) per thread,
+  read from the settings on first use;
   a larger hash falls back to ``system``.  :func:`argonishche.trim_memory` and interpreter exit
   return it to the OS.
 - ``hugepages``: a fresh mapping per hash, advised for transparent 2 MiB pages, so a 32 MiB hash
@@ -27,12 +29,14 @@ import mmap
 import os
 import threading
 
+from . import _settings
 from ._core import ffi, lib
 from .exceptions import ArgonishcheMemoryError
 from .hookspecs import Allocator, hookimpl
 
 HUGE_PAGE = 2 * 1024 * 1024
 ARENA_MAX_ENV = "ARGONISHCHE_ARENA_MAX_MIB"
+MIB = 1024 * 1024
 
 
 def _map(size: int, *, populate: bool, huge: bool = False) -> mmap.mmap:
@@ -96,9 +100,8 @@ class ArenaAllocator(Allocator):
     lock_pages = False
 
     def __init__(self, max_bytes: int | None = None) -> None:
-        if max_bytes is None:
-            max_bytes = int(os.environ.get(ARENA_MAX_ENV, "1024")) * 1024 * 1024
-        self.max_bytes = max_bytes
+        """:param max_bytes: the bound per thread; None: ``ARGONISHCHE_ARENA_MAX_MIB``."""
+        self._max_bytes = max_bytes
         self._local = threading.local()
         self._arenas: list[_Arena] = []   # every thread's, so trim() reaches them all
         self._lock = threading.Lock()
@@ -115,6 +118,12 @@ class ArenaAllocator(Allocator):
                     self._arenas.remove(ended)
                 self._arenas.append(arena)
         return arena
+
+    @property
+    def max_bytes(self) -> int:
+        if self._max_bytes is None:  # at first use: an invalid value is a SettingError there
+            return _settings.current().arena_max_mib * MIB
+        return self._max_bytes
 
     def acquire(self, size: int):
         if size > self.max_bytes:
@@ -136,10 +145,9 @@ class ArenaAllocator(Allocator):
         mapping = _map(size, populate=True)
         if self.lock_pages:
             view = ffi.from_buffer(mapping)
-            locked = lib.mlock(view, len(view)) == 0
-            error = ffi.errno
+            error = lib.argonishche_lock_memory(view, len(view))
             ffi.release(view)  # the mapping cannot be closed while a view exports it
-            if not locked:
+            if error:
                 mapping.close()
                 raise ArgonishcheMemoryError(
                     f"could not lock {size} bytes of Argon2 work memory in RAM "

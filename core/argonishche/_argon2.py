@@ -6,15 +6,40 @@ lookups after the first call) and makes one C call, with the GIL released while 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import NamedTuple
+
 from . import _driver, _phc, _registry
 from .exceptions import InvalidHashError, ParameterError, ParameterTypeError, VerifyMismatchError
-from ._params import MIN_SALT_LEN, Argon2Params, Limits, byte_buffer, resolve_limits, to_type
+from ._params import (
+    MIN_SALT_LEN,
+    Argon2Params,
+    Buffer,
+    Limits,
+    TypeLike,
+    Wipe,
+    byte_buffer,
+    resolve_limits,
+    to_type,
+)
 
-DEFAULTS = dict(type="id", time_cost=3, memory_cost=65536, parallelism=4, hash_len=32,
-                version=0x13)
+
+class _Defaults(NamedTuple):
+    """The cost defaults of argon2_hash, argon2_hash_encoded and hash_many (RFC 9106's second
+    recommended option, as argon2-cffi's)."""
+
+    type: str = "id"
+    time_cost: int = 3
+    memory_cost: int = 65536
+    parallelism: int = 4
+    hash_len: int = 32
+    version: int = 0x13
 
 
-def _wipe_policy(wipe):
+DEFAULTS = _Defaults()
+
+
+def _wipe_policy(wipe: Wipe) -> tuple[bool, Callable[[memoryview], object] | None]:
     """(wipe in C, Python callback): True wipes securely in C; False opts out; a callable gets
     the work memory as a writable memoryview before it is freed or reused."""
     if wipe is True or wipe is False:
@@ -24,7 +49,7 @@ def _wipe_policy(wipe):
     raise ParameterTypeError(f"wipe must be True, False or a callable, not {wipe!r}")
 
 
-def _check_caller_memory(memory, params: Argon2Params) -> None:
+def _check_caller_memory(memory: Buffer, params: Argon2Params) -> None:
     """A caller's buffer must hold memory_size() bytes, whatever its alignment happens to be,
     so that whether it is accepted never depends on where the allocator put it."""
     needed = _driver.memory_size(params.memory_cost, params.parallelism) + _driver.ALIGNMENT_SLACK
@@ -39,8 +64,10 @@ def _check_caller_memory(memory, params: Argon2Params) -> None:
                              f"(argonishche.memory_size)")
 
 
-def _compute(params: Argon2Params, password, salt, secret, associated_data, threads,
-             backend, allocator=None, memory=None, wipe=True) -> bytes:
+def _compute(params: Argon2Params, password: Buffer | str, salt: Buffer, secret: Buffer,
+             associated_data: Buffer, threads: int | None, backend: str | None,
+             allocator: str | None = None, memory: Buffer | None = None,
+             wipe: Wipe = True) -> bytes:
     reg = _registry.get()
     argon2_table = reg.kernel_table("argon2", backend)
     blake2b_table = reg.kernel_table("blake2b", backend)
@@ -58,11 +85,11 @@ def _compute(params: Argon2Params, password, salt, secret, associated_data, thre
     else:
         owner = reg.allocator(allocator)
         buffer = owner.acquire(_driver.memory_size(params.memory_cost, params.parallelism))
-    try:
-        if wipe_callback is not None and buffer is None:
+        if wipe_callback is not None and buffer is None:  # nothing acquired: nothing to release
             raise ParameterError(f"a wipe callback needs memory Python can see, and allocator "
                                  f"{owner.name!r} allocates in C: use another allocator or "
                                  f"memory=")
+    try:
         return _driver.argon2(
             argon2_table, blake2b_table, type=params.type.label, version=params.version,
             time_cost=params.time_cost, memory_cost=params.memory_cost,
@@ -78,11 +105,13 @@ def _compute(params: Argon2Params, password, salt, secret, associated_data, thre
                 owner.release(buffer)
 
 
-def argon2_hash(password, salt, *, type=DEFAULTS["type"], time_cost=DEFAULTS["time_cost"],
-                memory_cost=DEFAULTS["memory_cost"], parallelism=DEFAULTS["parallelism"],
-                hash_len=DEFAULTS["hash_len"], secret=b"", associated_data=b"",
-                version=DEFAULTS["version"], threads=None, backend=None, allocator=None,
-                memory=None, wipe=True) -> bytes:
+def argon2_hash(password: Buffer | str, salt: Buffer, *, type: TypeLike = DEFAULTS.type,
+                time_cost: int = DEFAULTS.time_cost, memory_cost: int = DEFAULTS.memory_cost,
+                parallelism: int = DEFAULTS.parallelism, hash_len: int = DEFAULTS.hash_len,
+                secret: Buffer = b"", associated_data: Buffer = b"",
+                version: int = DEFAULTS.version, threads: int | None = None,
+                backend: str | None = None, allocator: str | None = None,
+                memory: Buffer | None = None, wipe: Wipe = True) -> bytes:
     """The raw Argon2 tag of *password* (str is UTF-8 encoded) and *salt* (>= 8 bytes).
 
     :param type: ``"id"`` (default), ``"i"``, ``"d"`` or :class:`argonishche.Type`.
@@ -105,12 +134,15 @@ def argon2_hash(password, salt, *, type=DEFAULTS["type"], time_cost=DEFAULTS["ti
                     allocator, memory, wipe)
 
 
-def argon2_hash_encoded(password, salt, *, type=DEFAULTS["type"],
-                        time_cost=DEFAULTS["time_cost"], memory_cost=DEFAULTS["memory_cost"],
-                        parallelism=DEFAULTS["parallelism"], hash_len=DEFAULTS["hash_len"],
-                        secret=b"", associated_data=b"", version=DEFAULTS["version"],
-                        threads=None, backend=None, allocator=None, memory=None,
-                        wipe=True) -> str:
+def argon2_hash_encoded(password: Buffer | str, salt: Buffer, *,
+                        type: TypeLike = DEFAULTS.type, time_cost: int = DEFAULTS.time_cost,
+                        memory_cost: int = DEFAULTS.memory_cost,
+                        parallelism: int = DEFAULTS.parallelism,
+                        hash_len: int = DEFAULTS.hash_len, secret: Buffer = b"",
+                        associated_data: Buffer = b"", version: int = DEFAULTS.version,
+                        threads: int | None = None, backend: str | None = None,
+                        allocator: str | None = None, memory: Buffer | None = None,
+                        wipe: Wipe = True) -> str:
     """Like :func:`argon2_hash`, as a PHC string ``$argon2id$v=19$m=...,t=...,p=...$salt$tag``."""
     params = Argon2Params.check(type=type, version=version, time_cost=time_cost,
                                 memory_cost=memory_cost, parallelism=parallelism,
@@ -121,7 +153,8 @@ def argon2_hash_encoded(password, salt, *, type=DEFAULTS["type"],
                       params.parallelism, bytes(byte_buffer("salt", salt)), tag)
 
 
-def params_of(encoded, limits: Limits | None = None) -> tuple[Argon2Params, bytes, bytes]:
+def params_of(encoded: str | bytes,
+              limits: Limits | None = None) -> tuple[Argon2Params, bytes, bytes]:
     """(parameters, salt, tag) of a PHC string.
 
     InvalidHashError if it is malformed; LimitExceededError (an InvalidHashError) if it asks for
@@ -143,8 +176,11 @@ def params_of(encoded, limits: Limits | None = None) -> tuple[Argon2Params, byte
     return params, decoded.salt, decoded.tag
 
 
-def argon2_verify(encoded, password, *, secret=b"", associated_data=b"", threads=None,
-                  backend=None, allocator=None, memory=None, wipe=True, limits=None) -> bool:
+def argon2_verify(encoded: str | bytes, password: Buffer | str, *, secret: Buffer = b"",
+                  associated_data: Buffer = b"", threads: int | None = None,
+                  backend: str | None = None, allocator: str | None = None,
+                  memory: Buffer | None = None, wipe: Wipe = True,
+                  limits: Limits | None = None) -> bool:
     """True if *password* matches the PHC string *encoded*.
 
     :param limits: an :class:`argonishche.Limits`: the most work the hash may ask for, checked
@@ -164,6 +200,6 @@ def argon2_verify(encoded, password, *, secret=b"", associated_data=b"", threads
     return True
 
 
-def type_of(encoded) -> str:
+def type_of(encoded: str | bytes) -> str:
     """``"d"``, ``"i"`` or ``"id"`` of a PHC string (for PasswordHasher and tools)."""
     return to_type(_phc.decode(encoded).type).label

@@ -11,24 +11,30 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor, as_completed
+from typing import Any, TypeAlias, cast
 
 from ._argon2 import DEFAULTS, argon2_hash_encoded
-from ._params import MIN_SALT_LEN, UINT32_MAX, Argon2Params, integer
+from ._params import MIN_SALT_LEN, UINT32_MAX, Argon2Params, Buffer, TypeLike, Wipe, integer
+
+#: ``progress=``: called as ``progress(done, total)``; what it returns is ignored.
+Progress: TypeAlias = Callable[[int, int], object]
 
 
-def hash_chunk(passwords: Sequence, salts: Sequence[bytes], options: dict) -> list[str]:
+def hash_chunk(passwords: Sequence[Buffer | str], salts: Sequence[bytes],
+               options: dict[str, Any]) -> list[str]:
     """PHC strings for one chunk; what every executor runs (module level, so picklable)."""
     return [argon2_hash_encoded(password, salt, **options)
             for password, salt in zip(passwords, salts, strict=True)]
 
 
-def hash_many(passwords: Iterable, *, type=DEFAULTS["type"], time_cost=DEFAULTS["time_cost"],
-              memory_cost=DEFAULTS["memory_cost"], parallelism=DEFAULTS["parallelism"],
-              hash_len=DEFAULTS["hash_len"], version=DEFAULTS["version"], salt_len=16,
-              secret=b"", associated_data=b"", allocator=None, wipe=True, backend=None,
-              executor: Executor | None = None, workers: int | None = None,
-              chunk_size: int | None = None,
-              progress: Callable[[int, int], None] | None = None) -> list[str]:
+def hash_many(passwords: Iterable[Buffer | str], *, type: TypeLike = DEFAULTS.type,
+              time_cost: int = DEFAULTS.time_cost, memory_cost: int = DEFAULTS.memory_cost,
+              parallelism: int = DEFAULTS.parallelism, hash_len: int = DEFAULTS.hash_len,
+              version: int = DEFAULTS.version, salt_len: int = 16, secret: Buffer = b"",
+              associated_data: Buffer = b"", allocator: str | None = None, wipe: Wipe = True,
+              backend: str | None = None, executor: Executor | None = None,
+              workers: int | None = None, chunk_size: int | None = None,
+              progress: Progress | None = None) -> list[str]:
     """PHC strings for *passwords*, in order, each with a fresh random salt.
 
     :param executor: run the chunks on this executor (a ThreadPoolExecutor, a
@@ -54,7 +60,7 @@ def hash_many(passwords: Iterable, *, type=DEFAULTS["type"], time_cost=DEFAULTS[
                    backend=backend, threads=1)
     salts = [os.urandom(salt_len) for _ in range(total)]
     own_pool = executor is None
-    if own_pool:
+    if executor is None:
         executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="argonishche")
     results: list[str | None] = [None] * total
     try:
@@ -72,4 +78,4 @@ def hash_many(passwords: Iterable, *, type=DEFAULTS["type"], time_cost=DEFAULTS[
     finally:
         if own_pool:
             executor.shutdown(wait=True, cancel_futures=True)
-    return results
+    return cast("list[str]", results)  # every chunk has filled its slots

@@ -13,16 +13,17 @@ made when the object is used incrementally (``update``, ``copy``) or for anythin
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 from . import _driver, _registry
 from ._core import ffi, lib
-from ._params import byte_buffer, integer
+from ._params import Buffer, byte_buffer, integer
 
 _per_thread = threading.local()
 _NONE = b""  # the defaults; `is` tests for them cost less than comparisons on the hot path
 
 
-def _output_buffer():
+def _output_buffer() -> Any:  # a cffi ``char[64]`` (cffi ships no type stubs)
     # One per thread: the C call releases the GIL, so a shared buffer could be overwritten.
     try:
         return _per_thread.buffer
@@ -41,9 +42,13 @@ class blake2b:  # noqa: N801 - the hashlib name, so it can replace hashlib.blake
     MAX_KEY_SIZE = 64
     MAX_DIGEST_SIZE = 64
     __slots__ = ("_pending", "_state", "digest_size")
+    _pending: bytes | None  # the data of a one-shot hash, until a C state is made
+    _state: Any  # the cffi ``argonishche_blake2b_state *``, or None while _pending is set
+    digest_size: int
 
-    def __init__(self, data=_NONE, *, digest_size: int = 64, key=_NONE, salt=_NONE,
-                 person=_NONE, usedforsecurity: bool = True, backend: str | None = None) -> None:
+    def __init__(self, data: Buffer = _NONE, *, digest_size: int = 64, key: Buffer = _NONE,
+                 salt: Buffer = _NONE, person: Buffer = _NONE, usedforsecurity: bool = True,
+                 backend: str | None = None) -> None:
         if (key is _NONE and salt is _NONE and person is _NONE and backend is None
                 and type(data) is bytes and type(digest_size) is int and 0 < digest_size <= 64):
             self._pending = data   # bytes cannot change under us: hash it when asked
@@ -60,7 +65,7 @@ class blake2b:  # noqa: N801 - the hashlib name, so it can replace hashlib.blake
         if data is not _NONE:
             self.update(data)
 
-    def _materialize(self):
+    def _materialize(self) -> Any:
         """The C state, made from the pending bytes the first time it is needed."""
         if self._state is None:
             self._state = _driver.new_blake2b_state(
@@ -69,7 +74,7 @@ class blake2b:  # noqa: N801 - the hashlib name, so it can replace hashlib.blake
             self._pending = None
         return self._state
 
-    def update(self, data) -> None:
+    def update(self, data: Buffer) -> None:
         """Hash more bytes; any C-contiguous bytes-like object (str must be encoded first)."""
         if isinstance(data, str):
             raise TypeError("Strings must be encoded before hashing")
@@ -78,11 +83,12 @@ class blake2b:  # noqa: N801 - the hashlib name, so it can replace hashlib.blake
     def digest(self) -> bytes:
         """The digest so far; hashing may continue afterwards."""
         out = _output_buffer()
-        if self._state is not None:
+        pending = self._pending
+        if pending is None:  # a C state holds the data
             return _driver.blake2b_digest(self._state, out)
         size = self.digest_size
         lib.argonishche_blake2b_oneshot(_registry.selected_table("blake2b"), out, size,
-                                        self._pending, len(self._pending))
+                                        pending, len(pending))
         return ffi.unpack(out, size)
 
     def hexdigest(self) -> str:

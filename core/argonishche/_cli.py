@@ -14,6 +14,7 @@ import sys
 import time
 
 from . import _info, _registry, _selftest
+from ._bench import command as _bench_command
 
 #: The reference ``argon2`` program's defaults (phc-winner-argon2 ``src/run.c``).
 REFERENCE_DEFAULTS = dict(t=3, log2_kib=12, p=1, l=32, version="13")
@@ -43,8 +44,7 @@ def _status_of(exc: Exception) -> int:
 def _command_info(args) -> int:
     report = _info.collect(cpuinfo=not args.fast)
     print(json.dumps(report, indent=2) if args.json else _info.render(report))
-    bad_allocator = report["allocator"] not in {a["name"] for a in report["allocators"]}
-    return 1 if report["error"] or bad_allocator else 0
+    return 1 if report["error"] or report.get("allocator_error") else 0
 
 
 def _command_selftest(args) -> int:
@@ -166,72 +166,6 @@ def _command_verify(args) -> int:
     return 0
 
 
-# ---- bench -------------------------------------------------------------------------------------
-
-
-def _command_bench(args) -> int:
-    from . import _bench
-
-    if args.plot:
-        try:
-            _bench.load_pyplot()
-        except ImportError:
-            print(f"argonishche bench: --plot needs matplotlib: {_bench.PLOT_HINT}",
-                  file=sys.stderr)
-            return 2
-    try:
-        points = [_bench.Point.parse(p) for p in args.point] or list(_bench.DEFAULT_POINTS)
-    except ValueError as exc:
-        print(f"argonishche bench: {exc}", file=sys.stderr)
-        return 2
-    modes = [mode for mode in ("hot", "cold") if getattr(args, mode)] or ["hot"]
-    progress = _bench.Progress(sys.stderr) if sys.stderr.isatty() else None
-    before = _bench.machine_state()
-    results: dict = {"machine": _bench.machine_description()}
-    status = 0
-    try:
-        if args.startup:
-            results["startup"] = _bench.bench_startup(args.repetitions)
-        if not args.no_argon2:
-            results["argon2"] = []
-            _bench.bench_argon2(points, peers=args.peers, repetitions=args.repetitions,
-                               budget=args.budget, modes=modes, progress=progress,
-                               results=results["argon2"])
-        if args.memory:
-            results["memory"] = _bench.bench_memory(peers=args.peers,
-                                                   repetitions=args.repetitions,
-                                                   budget=args.budget, progress=progress)
-        if args.batch:
-            results["batch"] = _bench.bench_batch(count=args.batch)
-        if not args.no_blake2b:
-            results["blake2b"] = _bench.bench_blake2b(repetitions=args.repetitions,
-                                                     budget=args.budget, progress=progress)
-    except KeyboardInterrupt:
-        if progress:
-            progress.clear()
-        print("\ninterrupted: the tables above are what was measured; the rest was not")
-        results["interrupted"] = True
-        status = 130
-    finally:
-        if progress:
-            progress.clear()
-    text, results["noise"] = _bench.noise_report(results, before)
-    print(text)
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump(results, f, indent=2)
-    if args.plot:
-        if results.get("argon2"):
-            _bench.plot(results["argon2"], args.plot,
-                       title=f"Argon2 hashes/s, one Python thread ({', '.join(modes)}); "
-                             f"{results['machine']}")
-            print(f"plot: {args.plot}")
-        else:
-            print("argonishche bench: nothing to plot (no Argon2 table was measured)",
-                  file=sys.stderr)
-    return status
-
-
 # ---- the parser ---------------------------------------------------------------------------------
 
 
@@ -303,39 +237,6 @@ def _verify_parser(commands) -> None:
     parser.set_defaults(run=_command_verify)
 
 
-def _bench_parser(commands) -> None:
-    parser = commands.add_parser(
-        "bench", help="hashes/s and cycles per block of every backend (and peers), interleaved",
-        description="Time every usable backend (and peers) at Argon2 points, interleaved; "
-                    "report medians, min..max, the spread and a noise verdict.")
-    parser.add_argument("--peers", action="store_true",
-                        help="also time argon2-cffi, PyNaCl and cryptography if installed")
-    parser.add_argument("--point", action="append", default=[], metavar="TYPE,T,M,P",
-                        help="an Argon2 point such as id,3,65536,4 (repeatable)")
-    parser.add_argument("--hot", action="store_true",
-                        help="steady state, work memory reused (the default)")
-    parser.add_argument("--cold", action="store_true",
-                        help="one hash per sample after evicting the caches, work memory "
-                             "allocated per hash (with --hot: both)")
-    parser.add_argument("--repetitions", type=_integer(1, 10**6), default=7, metavar="N",
-                        help="interleaved repetitions per subject (default 7)")
-    parser.add_argument("--budget", type=float, default=0.2, metavar="SECONDS",
-                        help="time per hot sample (default 0.2)")
-    parser.add_argument("--no-blake2b", action="store_true")
-    parser.add_argument("--no-argon2", action="store_true")
-    parser.add_argument("--memory", action="store_true",
-                        help="also time every allocator with the wipe on and off")
-    parser.add_argument("--batch", type=int, default=0, metavar="N",
-                        help="also time hash_many of N passwords against one thread")
-    parser.add_argument("--startup", action="store_true",
-                        help="also time a new process's import and first hash")
-    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
-    parser.add_argument("--plot", metavar="FILE.png",
-                        help="also draw hashes/s against memory size per backend "
-                             "(needs matplotlib: pip install argonishche[plot])")
-    parser.set_defaults(run=_command_bench)
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="argonishche", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -349,7 +250,7 @@ def main(argv=None) -> int:
     info_parser.set_defaults(run=_command_info)
     commands.add_parser("selftest", help="every known-answer vector on every usable backend"
                         ).set_defaults(run=_command_selftest)
-    _bench_parser(commands)
+    _bench_command.add_parser(commands, _integer)
     args = parser.parse_args(argv)
     try:
         return args.run(args)

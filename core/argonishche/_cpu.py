@@ -1,8 +1,10 @@
 """Which CPU features the running process may use.
 
 The gate that decides is :func:`features`: CPUID executed in this process, with AVX/AVX-512 only
-when XGETBV shows the OS saves their registers (``core/csrc/cpu_features.c``).  It is what Intel SDE
-and QEMU emulate, it costs microseconds, and it is the only source the registry trusts.
+when XCR0 shows the OS saves their registers, read through the table in
+:mod:`argonishche._features` (the C probe in ``core/csrc/cpu_features.c`` only returns raw
+words).  It is what Intel SDE and QEMU emulate, it costs microseconds, and it is the only source
+the registry trusts.
 
 py-cpuinfo is a second opinion for reports: it reads /proc/cpuinfo, which shows the *host* CPU even
 under an emulator, and its full probe takes about a second (it starts a child Python), so it is
@@ -15,51 +17,62 @@ the way numpy's NPY_DISABLE_CPU_FEATURES does, to test dispatch without an emula
 from __future__ import annotations
 
 import functools
-import os
+import platform
 
-from ._core import lib
-from .exceptions import ParameterError
-from .hookspecs import CPU_FEATURE_NAMES
+from . import _features, _settings
+from ._core import ffi, lib
 
-DISABLE_ENV = "ARGONISHCHE_DISABLE_CPU_FEATURES"
+_REGISTER_INDEX = {"eax": 0, "ebx": 1, "ecx": 2, "edx": 3}
 
-# Features implied by another: hiding sse2 must also hide everything built on it.
-_IMPLIES = {
-    "ssse3": "sse2", "sse4_1": "ssse3", "avx": "sse4_1", "avx2": "avx",
-    "avx512f": "avx2", "avx512vl": "avx512f", "avx512bw": "avx512f",
-}
+
+def _machine() -> str:
+    machine = platform.machine().lower()
+    return {"amd64": _features.X86_64, "x64": _features.X86_64}.get(machine, machine)
 
 
 def probed_features() -> frozenset[str]:
-    """Features reported by CPUID/XGETBV in this process, before any user masking."""
-    mask = lib.argonishche_cpu_features()
-    return frozenset(name for name in CPU_FEATURE_NAMES
-                     if mask & getattr(lib, "ARGONISHCHE_CPU_" + name.upper()))
+    """Features reported by CPUID/XCR0 in this process, before any user masking."""
+    rows = [f for f in _features.FEATURES if f.arch == _machine()]
+    if not rows:
+        return frozenset()
+    xcr0 = lib.argonishche_xcr0()
+    answers: dict[tuple[int, int], list[int] | None] = {}
+    found = set()
+    for row in rows:
+        key = (row.cpuid.leaf, row.cpuid.subleaf)
+        if key not in answers:
+            registers = ffi.new("uint32_t[4]")
+            answers[key] = list(registers) if lib.argonishche_cpuid(*key, registers) else None
+        words = answers[key]
+        if words is None or not words[_REGISTER_INDEX[row.cpuid.register]] >> row.cpuid.bit & 1:
+            continue
+        if xcr0 & row.xcr0 == row.xcr0:
+            found.add(row.name)
+    return frozenset(found)
 
 
-def disabled_features(environ=os.environ) -> frozenset[str]:
-    """Features hidden by ``ARGONISHCHE_DISABLE_CPU_FEATURES``; an unknown name is an error."""
-    raw = environ.get(DISABLE_ENV, "")
-    names = {part.strip().lower() for part in raw.replace(" ", ",").split(",") if part.strip()}
-    unknown = names - set(CPU_FEATURE_NAMES)
-    if unknown:
-        raise ParameterError(f"{DISABLE_ENV}: unknown CPU feature(s) {', '.join(sorted(unknown))}; "
-                             f"known: {', '.join(CPU_FEATURE_NAMES)}")
-    return frozenset(names)
+def disabled_features() -> frozenset[str]:
+    """Features hidden by ``ARGONISHCHE_DISABLE_CPU_FEATURES`` (validated by the settings)."""
+    return _settings.current().disabled_cpu_features
+
+
+def usable(probed: frozenset[str], disabled: frozenset[str]) -> frozenset[str]:
+    """*probed* minus *disabled*, minus every feature whose prerequisites are then missing."""
+    result = set(probed - disabled)
+    changed = True
+    while changed:
+        changed = False
+        for name in list(result):
+            if not set(_features.BY_NAME[name].implies) <= result:
+                result.discard(name)
+                changed = True
+    return frozenset(result)
 
 
 @functools.lru_cache(maxsize=1)
 def features() -> frozenset[str]:
     """Features the kernels may use: probed, minus disabled ones and what depends on them."""
-    usable = set(probed_features() - disabled_features())
-    changed = True
-    while changed:
-        changed = False
-        for feature, needs in _IMPLIES.items():
-            if feature in usable and needs not in usable:
-                usable.discard(feature)
-                changed = True
-    return frozenset(usable)
+    return usable(probed_features(), disabled_features())
 
 
 def cpuinfo_flags() -> tuple[frozenset[str], str]:

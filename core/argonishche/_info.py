@@ -6,8 +6,8 @@ import dataclasses
 import platform
 import sys
 
-from . import _cpu, _registry
-from .exceptions import ArgonishcheError
+from . import _cpu, _features, _registry, _settings
+from .exceptions import ArgonishcheError, SettingError
 
 
 def collect(*, cpuinfo: bool = True) -> dict:
@@ -16,26 +16,38 @@ def collect(*, cpuinfo: bool = True) -> dict:
     :param cpuinfo: also ask py-cpuinfo (about 1 s) for the brand and its flags, as a
         cross-check of the in-process probe.
     """
-    reg = _registry.get()
-    report = {
+    report: dict = {
         "python": sys.version.split()[0],
         "platform": platform.platform(),
-        "cpu": {
-            "probed": sorted(_cpu.probed_features()),
-            "usable": sorted(_cpu.features()),
-            "disabled_by_env": sorted(_cpu.disabled_features()),
-        },
-        "backends": [dataclasses.asdict(b) for b in reg.report()],
-        "selected": {},
-        "forced": reg.forced,
-        "select_mode": reg.select_mode,
-        "disabled_backends": sorted(reg.disabled),
-        "error": str(reg.selection_error) if reg.selection_error else None,
-        "allocator": reg.allocator_name,
-        "allocators": [{"name": name, "description": allocator.description,
-                        "distribution": dist, "cached_bytes": allocator.cached_bytes()}
-                       for name, (allocator, dist) in sorted(reg.allocators.items())],
+        "cpu": {"probed": sorted(_cpu.probed_features())},
+        "settings": {},
+        "backends": [],
+        "plugins": [],
+        "selected": dict.fromkeys(_registry.ALGORITHMS),
+        "error": None,
+        "allocator": None,
+        "allocators": [],
     }
+    try:
+        reg = _registry.get()
+    except SettingError as exc:  # nothing else can be reported truthfully until it is fixed
+        report["error"] = str(exc)
+        report["settings"] = _settings.given()
+        return report
+    report["settings"] = dict(reg.settings.given)
+    report["cpu"]["usable"] = sorted(_cpu.features())
+    report["cpu"]["disabled_by_env"] = sorted(_cpu.disabled_features())
+    report["backends"] = [dataclasses.asdict(b) for b in reg.report()]
+    report["plugins"] = [p._asdict() for p in reg.plugins]
+    report["error"] = str(reg.selection_error) if reg.selection_error else None
+    report["allocator"] = reg.allocator_name
+    report["allocators"] = [{"name": name, "description": allocator.description,
+                             "distribution": dist, "cached_bytes": allocator.cached_bytes()}
+                            for name, (allocator, dist) in sorted(reg.allocators.items())]
+    try:
+        reg.allocator()
+    except ArgonishcheError as exc:
+        report["allocator_error"] = str(exc)
     for algorithm in _registry.ALGORITHMS:
         try:
             report["selected"][algorithm] = reg.selected_name(algorithm)
@@ -47,7 +59,7 @@ def collect(*, cpuinfo: bool = True) -> dict:
         except Exception as exc:  # noqa: BLE001 - a report must not fail on its second opinion
             report["cpu"]["py_cpuinfo"] = {"error": repr(exc)}
         else:
-            known = set(_cpu.CPU_FEATURE_NAMES)
+            known = set(_features.NAMES)
             probed = _cpu.probed_features()
             report["cpu"]["brand"] = brand
             report["cpu"]["py_cpuinfo"] = {
@@ -67,8 +79,9 @@ def render(report: dict) -> str:
     if "brand" in cpu_report:
         lines.append(f"CPU: {cpu_report['brand']}")
     lines.append(f"CPU features (CPUID/XGETBV in-process): {' '.join(cpu_report['probed'])}")
-    if cpu_report["disabled_by_env"]:
-        lines.append(f"  hidden by {_cpu.DISABLE_ENV}: {' '.join(cpu_report['disabled_by_env'])}")
+    if cpu_report.get("disabled_by_env"):
+        lines.append("  hidden by ARGONISHCHE_DISABLE_CPU_FEATURES: "
+                     + " ".join(cpu_report["disabled_by_env"]))
     cross = cpu_report.get("py_cpuinfo")
     if cross and "error" in cross:
         lines.append(f"py-cpuinfo: failed: {cross['error']}")
@@ -78,7 +91,10 @@ def render(report: dict) -> str:
             lines.append("  not confirmed by the probe (emulated CPU or OS-disabled state?): "
                          + " ".join(cross["only_in_py_cpuinfo"]))
     lines.append("")
-    lines.append("Backends (best first):")
+    lines.append("Settings (ARGONISHCHE_* variables set): " + (", ".join(
+        f"{name}={value}" for name, value in sorted(report["settings"].items())) or "none"))
+    if report["backends"]:
+        lines += ["", "Backends (best first):"]
     for b in report["backends"]:
         needs = ",".join(b["cpu_features"]) or "-"
         test = f"{b['selftest_ms']:.2f} ms" if b["selftest_ms"] is not None else "-"
@@ -89,22 +105,25 @@ def render(report: dict) -> str:
         if b["measured_us"]:
             lines.append(f"  {'':<10} measured: " + ", ".join(
                 f"{algorithm} {us:,.0f} us" for algorithm, us in sorted(b["measured_us"].items())))
+    if report["plugins"]:
+        lines += ["", "Plugins (entry points of the 'argonishche' group, and the built-in "
+                      "allocators):"]
+    for plugin in report["plugins"]:
+        lines.append(f"  {plugin['name']:<20} {plugin['state']:<8} {plugin['distribution']}"
+                     + (f": {plugin['reason']}" if plugin["reason"] else ""))
     lines.append("")
     for algorithm, name in report["selected"].items():
         lines.append(f"Selected for {algorithm}: {name or 'none'}")
-    if report["forced"]:
-        lines.append(f"Forced by {_registry.FORCE_ENV}={report['forced']}")
-    lines.append(f"Selection: {report['select_mode']} ({_registry.SELECT_ENV}; 'measure' times "
-                 f"the usable backends at start-up)")
-    lines.append("")
-    lines.append(f"Allocators (work memory; {_registry.ALLOCATOR_ENV} or allocator= picks one):")
+    if report["allocators"]:
+        lines += ["", "Allocators (work memory; ARGONISHCHE_ALLOCATOR or allocator= picks one):"]
     for a in report["allocators"]:
         mark = "default" if a["name"] == report["allocator"] else ""
         lines.append(f"  {a['name']:<10} {mark:<8} {a['description']} [{a['distribution']}]")
-    if report["allocator"] not in {a["name"] for a in report["allocators"]}:
-        lines.append(f"ERROR: {_registry.ALLOCATOR_ENV}={report['allocator']}: no such allocator")
-    lines.append("Wipe: work memory is securely wiped before it is freed or reused, unless a call "
-                 "passes wipe=False")
+    if report.get("allocator_error"):
+        lines.append(f"ERROR: {report['allocator_error']}")
+    if report["allocators"]:
+        lines.append("Wipe: work memory is securely wiped before it is freed or reused, unless a "
+                     "call passes wipe=False")
     if report["error"]:
         lines.append(f"ERROR: {report['error']}")
     return "\n".join(lines)

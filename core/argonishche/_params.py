@@ -1,17 +1,33 @@
 """Checking Argon2 parameters before any C code sees them.
 
-Every refusal is a :class:`~argonishche.exceptions.ParameterError` (a ValueError) naming the parameter
-and its allowed range; a wrong type is a :class:`~argonishche.exceptions.ParameterTypeError` (also a
-TypeError).  The ranges are RFC 9106 section 3.1's.
+Every refusal is a :class:`~argonishche.exceptions.ParameterError` (a ValueError) naming the
+parameter and its allowed range; a wrong type is a
+:class:`~argonishche.exceptions.ParameterTypeError` (also a TypeError).  The ranges are RFC 9106
+section 3.1's.
 """
 
 from __future__ import annotations
 
 import enum
 import os
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass, fields
+from typing import TypeAlias
 
 from .exceptions import LimitExceededError, ParameterError, ParameterTypeError
+
+#: What :func:`byte_buffer` returns: the bytes-like object C receives.
+ByteView: TypeAlias = bytes | bytearray | memoryview
+# What byte inputs (password, salt, secret, data, memory=...) accept: any C-contiguous buffer.
+# Python 3.12 can say so (PEP 688: mmap, array.array and numpy arrays included); before it the
+# annotation names the three built-in types, and the others still work at run time.
+if sys.version_info >= (3, 12):
+    from collections.abc import Buffer
+else:
+    Buffer: TypeAlias = ByteView
+#: ``wipe=``: True (wipe in C), False (do not), or a callable given the work memory.
+Wipe: TypeAlias = bool | Callable[[memoryview], object]
 
 UINT32_MAX = 2**32 - 1
 MAX_LANES = 2**24 - 1
@@ -33,7 +49,11 @@ class Type(enum.IntEnum):
         return self.name.lower()
 
 
-def to_type(value) -> Type:
+#: ``type=``: ``Type.ID``, ``"id"``, ``"argon2id"`` (any case) or the RFC code 2.
+TypeLike: TypeAlias = Type | str | int
+
+
+def to_type(value: TypeLike) -> Type:
     """Accept ``Type.ID``, ``"id"``, ``"argon2id"`` (any case) or the RFC code 2."""
     if isinstance(value, Type):
         return value
@@ -50,7 +70,7 @@ def to_type(value) -> Type:
     raise ParameterTypeError(f"type must be 'd', 'i', 'id' or argonishche.Type, not {value!r}")
 
 
-def integer(name: str, value, low: int, high: int) -> int:
+def integer(name: str, value: object, low: int, high: int) -> int:
     """*value* as an int in [low, high], or an error naming *name* and the range."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise ParameterTypeError(f"{name} must be an int in {low}..{high}, "
@@ -60,8 +80,8 @@ def integer(name: str, value, low: int, high: int) -> int:
     return value
 
 
-def byte_buffer(name: str, value, *, min_len: int = 0, max_len: int = UINT32_MAX,
-                allow_str: bool = False):
+def byte_buffer(name: str, value: Buffer | str, *, min_len: int = 0, max_len: int = UINT32_MAX,
+                allow_str: bool = False) -> ByteView:
     """A C-contiguous bytes-like object (no copy), or UTF-8 bytes of a str where allowed."""
     if type(value) is bytes and min_len <= len(value) <= max_len:
         return value  # the common case, without making a memoryview
@@ -95,8 +115,8 @@ class Argon2Params:
     hash_len: int
 
     @classmethod
-    def check(cls, *, type, version, time_cost, memory_cost, parallelism,
-              hash_len) -> Argon2Params:
+    def check(cls, *, type: TypeLike, version: int, time_cost: int, memory_cost: int,
+              parallelism: int, hash_len: int) -> Argon2Params:
         parallelism = integer("parallelism", parallelism, 1, MAX_LANES)
         if integer("version", version, 0, UINT32_MAX) not in VERSIONS:
             raise ParameterError(f"version must be 0x10 (16) or 0x13 (19), got {version!r}")
@@ -109,7 +129,7 @@ class Argon2Params:
             hash_len=integer("hash_len", hash_len, MIN_HASH_LEN, UINT32_MAX),
         )
 
-    def threads(self, requested=None) -> int:
+    def threads(self, requested: int | None = None) -> int:
         """C threads for the lanes: as asked (1..p), else one per lane up to the CPU count."""
         if requested is None:
             return min(self.parallelism, os.cpu_count() or 1)
@@ -156,7 +176,7 @@ class Limits:
         return cls(max_memory_cost=None, max_time_cost=None, max_parallelism=None,
                    max_hash_len=None, max_salt_len=None)
 
-    def _first_exceeded(self, values: dict) -> tuple[str, int, int] | None:
+    def _first_exceeded(self, values: dict[str, int]) -> tuple[str, int, int] | None:
         """(limit name, value, limit) of the first field of *values* over its limit."""
         for name, (field, _, _) in _LIMITED.items():
             limit = getattr(self, name)
@@ -194,7 +214,7 @@ class Limits:
                 f"{value}) (or higher) as well")
 
 
-def resolve_limits(limits) -> Limits:
+def resolve_limits(limits: Limits | None) -> Limits:
     """*limits* itself, or the default Limits() for None; ParameterTypeError otherwise."""
     if limits is None:
         return DEFAULT_LIMITS

@@ -3,11 +3,30 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
+from concurrent.futures import Executor
+from typing import TypedDict
 
 from ._argon2 import argon2_hash_encoded, argon2_verify, params_of
-from ._batch import hash_many
+from ._batch import Progress, hash_many
 from .exceptions import InvalidHashError
-from ._params import MIN_SALT_LEN, UINT32_MAX, Argon2Params, integer, resolve_limits
+from ._params import (
+    MIN_SALT_LEN,
+    UINT32_MAX,
+    Argon2Params,
+    Buffer,
+    Limits,
+    Type,
+    TypeLike,
+    Wipe,
+    integer,
+    resolve_limits,
+)
+
+
+class _MemoryOptions(TypedDict):
+    allocator: str | None
+    wipe: Wipe
 
 
 class PasswordHasher:
@@ -19,8 +38,9 @@ class PasswordHasher:
     """
 
     def __init__(self, time_cost: int = 3, memory_cost: int = 65536, parallelism: int = 4,
-                 hash_len: int = 32, salt_len: int = 16, type="id", *, allocator=None,
-                 wipe=True, limits=None) -> None:
+                 hash_len: int = 32, salt_len: int = 16, type: TypeLike = "id", *,
+                 allocator: str | None = None, wipe: Wipe = True,
+                 limits: Limits | None = None) -> None:
         """:param allocator: and :param wipe: as for :func:`argonishche.argon2_hash`.
 
         :param limits: an :class:`argonishche.Limits` that ``verify`` and ``check_needs_rehash``
@@ -34,13 +54,27 @@ class PasswordHasher:
         self.limits = resolve_limits(limits)
         self.limits.check_own(memory_cost=memory_cost, time_cost=time_cost,
                               parallelism=parallelism, hash_len=hash_len, salt_len=salt_len)
-        self._memory = dict(allocator=allocator, wipe=wipe)
+        self._memory = _MemoryOptions(allocator=allocator, wipe=wipe)
 
-    time_cost = property(lambda self: self._params.time_cost)
-    memory_cost = property(lambda self: self._params.memory_cost)
-    parallelism = property(lambda self: self._params.parallelism)
-    hash_len = property(lambda self: self._params.hash_len)
-    type = property(lambda self: self._params.type)
+    @property
+    def time_cost(self) -> int:
+        return self._params.time_cost
+
+    @property
+    def memory_cost(self) -> int:
+        return self._params.memory_cost
+
+    @property
+    def parallelism(self) -> int:
+        return self._params.parallelism
+
+    @property
+    def hash_len(self) -> int:
+        return self._params.hash_len
+
+    @property
+    def type(self) -> Type:
+        return self._params.type
 
     def __repr__(self) -> str:
         p = self._params
@@ -48,7 +82,7 @@ class PasswordHasher:
                 f"parallelism={p.parallelism}, hash_len={p.hash_len}, "
                 f"salt_len={self.salt_len}, type={p.type.label!r})")
 
-    def hash(self, password, *, salt=None) -> str:
+    def hash(self, password: Buffer | str, *, salt: Buffer | None = None) -> str:
         """A PHC string for *password* (str is UTF-8 encoded) with a fresh random salt."""
         p = self._params
         return argon2_hash_encoded(
@@ -56,7 +90,8 @@ class PasswordHasher:
             time_cost=p.time_cost, memory_cost=p.memory_cost, parallelism=p.parallelism,
             hash_len=p.hash_len, version=p.version, **self._memory)
 
-    def hash_many(self, passwords, *, executor=None, workers=None, progress=None) -> list[str]:
+    def hash_many(self, passwords: Iterable[Buffer | str], *, executor: Executor | None = None,
+                  workers: int | None = None, progress: Progress | None = None) -> list[str]:
         """PHC strings for many passwords, as :func:`argonishche.hash_many` makes them."""
         p = self._params
         return hash_many(passwords, type=p.type, time_cost=p.time_cost,
@@ -64,12 +99,13 @@ class PasswordHasher:
                          hash_len=p.hash_len, version=p.version, salt_len=self.salt_len,
                          executor=executor, workers=workers, progress=progress, **self._memory)
 
-    def verify(self, hash, password) -> bool:  # noqa: A002 - argon2-cffi's parameter name
+    def verify(self, hash: str | bytes,  # noqa: A002 - argon2-cffi's parameter name
+               password: Buffer | str) -> bool:
         """True, or VerifyMismatchError / InvalidHashError; the costs come from *hash*, and a
         hash over this hasher's limits is a LimitExceededError (an InvalidHashError)."""
         return argon2_verify(hash, password, limits=self.limits, **self._memory)
 
-    def check_needs_rehash(self, hash) -> bool:  # noqa: A002
+    def check_needs_rehash(self, hash: str | bytes) -> bool:  # noqa: A002
         """True if *hash* was made with parameters other than this hasher's.
 
         A hash over this hasher's limits is a LimitExceededError: it could not be verified."""

@@ -1,20 +1,25 @@
 """Build helper for kernel backends: one call gives a cffi builder for a backend module.
 
 In-tree backends and third-party plugin wheels use the same function, so every backend module
-exports the same two names (see include/argonishche_kernel.h) and is compiled the same way.
-This module needs only cffi and the standard library: build scripts load it before argonishche
-itself is installed.
+exports the same two names (see include/argonishche_kernel.h), is compiled the same way, and
+records the instruction set it was compiled for.  This module needs only cffi and the standard
+library: build scripts load it before argonishche itself is installed.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
-from collections.abc import Sequence
+import sys
+from collections.abc import Collection, Sequence
 
 from cffi import FFI
 
-#: Directory holding argonishche_kernel.h and argonishche_constants.h.
-INCLUDE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+#: Directory holding the kernel contract (argonishche_kernel.h), the target switch
+#: (argonishche_target.h) and the shared constants (argonishche_constants.h).
+INCLUDE_DIR = os.path.join(_HERE, "include")
 
 #: What the core reads from every backend module, and nothing more: the kernel table's address
 #: and the ABI number the module was compiled against (checked before any kernel runs).
@@ -27,19 +32,50 @@ const void *argonishche_kernels(void);
 COMPILE_ARGS = ("-O3", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-function")
 
 
+def _feature_table():
+    """argonishche._features, loaded by path: this module may run before argonishche is
+    installed (in-tree builds), when importing the package is not possible."""
+    name = "argonishche_build_features"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, os.path.join(_HERE, "_features.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # once per build, however many builders ask
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
 def get_include() -> str:
     """The include directory a backend's C sources need (like ``numpy.get_include()``)."""
     return INCLUDE_DIR
 
 
+def kernel_target(cpu_features: Collection[str]) -> str:
+    """The compiler target string for *cpu_features*, e.g. ``"sse2,ssse3"``.
+
+    :raises ValueError: a name that is not in the CPU-feature table.
+    """
+    table = _feature_table()
+    unknown = set(cpu_features) - set(table.NAMES)
+    if unknown:
+        raise ValueError(f"unknown CPU features {sorted(unknown)}; known: "
+                         f"{', '.join(table.NAMES)}")
+    return table.compiler_target(frozenset(cpu_features))
+
+
 def backend_ffibuilder(module_name: str, sources: Sequence[str],
+                       cpu_features: Collection[str] = (),
                        include_dirs: Sequence[str] = ()) -> FFI:
     """A cffi builder for the backend module *module_name* compiled from *sources*.
 
     :param module_name: dotted name of the compiled module, e.g. ``"mypkg._kernels"``.
     :param sources: C files; one of them ends with ``ARGONISHCHE_DEFINE_KERNELS(...)``.
+    :param cpu_features: the same names as the backend's ``Backend.cpu_features``: the code
+        between ``ARGONISHCHE_TARGET_BEGIN`` and ``_END`` is compiled for exactly these, and the
+        module's kernel table records it, so that the registry can refuse a module compiled for
+        more than its descriptor declares.  Empty: the architecture's baseline.
     :param include_dirs: extra include directories; the kernel contract's is always added.
     """
+    target = kernel_target(cpu_features)
     ffibuilder = FFI()
     ffibuilder.cdef(BACKEND_CDEF)
     ffibuilder.set_source(
@@ -47,6 +83,7 @@ def backend_ffibuilder(module_name: str, sources: Sequence[str],
         '#include "argonishche_kernel.h"',
         sources=list(sources),
         include_dirs=[INCLUDE_DIR, *include_dirs],
+        define_macros=[("ARGONISHCHE_KERNEL_TARGET", f'"{target}"')] if target else [],
         extra_compile_args=list(COMPILE_ARGS),
     )
     return ffibuilder

@@ -20,6 +20,22 @@ class ParameterTypeError(ParameterError, TypeError):
     """A parameter has the wrong type (both a ValueError and a TypeError)."""
 
 
+class SettingError(ParameterError):
+    """An ``ARGONISHCHE_*`` environment variable has a value that is not allowed.
+
+    Raised at first use (the first hash, ``backends()``, ``info``); the message names the
+    variable, its value and what is allowed.
+    """
+
+    def __init__(self, variable: str, value: str, allowed: str) -> None:
+        super().__init__(f"{variable}={value!r}: must be {allowed}")
+        self.variable, self.value, self.allowed = variable, value, allowed
+
+    def __reduce__(self) -> tuple[type[SettingError], tuple[str, str, str]]:
+        # The default would call __init__ with the message alone.
+        return type(self), (self.variable, self.value, self.allowed)
+
+
 class InvalidHashError(ArgonishcheError, ValueError):
     """An encoded hash string is malformed or uses an unsupported variant."""
 

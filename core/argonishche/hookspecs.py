@@ -21,14 +21,17 @@ from dataclasses import dataclass, field
 
 import pluggy
 
+from . import _features
+
 PROJECT_NAME = "argonishche"
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
 #: Decorate plugin functions with this, e.g. ``@argonishche.hookimpl``.
 hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
-#: CPU feature names a backend may require, as /proc/cpuinfo and py-cpuinfo spell them.
-CPU_FEATURE_NAMES = ("sse2", "ssse3", "sse4_1", "avx", "avx2", "avx512f", "avx512vl", "avx512bw")
+#: CPU feature names a backend may require, as /proc/cpuinfo and py-cpuinfo spell them (the
+#: rows of argonishche's CPU-feature table, which says what each one needs and implies).
+CPU_FEATURE_NAMES: tuple[str, ...] = _features.NAMES
 
 
 @dataclass(frozen=True)
@@ -39,7 +42,9 @@ class Backend:
     :param description: one line for ``info``, e.g. ``"AVX2, 256-bit vectors"``.
     :param kernel_module: dotted name of the compiled module built with
         :func:`argonishche.build.backend_ffibuilder`; imported only after the CPU check passed.
-    :param cpu_features: CPU features every kernel needs (names from :data:`CPU_FEATURE_NAMES`).
+    :param cpu_features: CPU features every kernel needs (names from :data:`CPU_FEATURE_NAMES`);
+        build the module with the same set (``backend_ffibuilder(..., cpu_features=...)``): a
+        module compiled for more than this is refused when it loads.
     :param priority: higher wins when several backends pass their checks; the built-in ladder
         uses ref=0, sse2=10, ssse3=20, sse41=30, avx2=40.
     """
@@ -89,12 +94,12 @@ class Allocator:
     #: One line for ``info``.
     description: str = ""
 
-    def acquire(self, size: int):
+    def acquire(self, size: int) -> memoryview | bytearray | None:
         """A writable, C-contiguous, 64-byte aligned buffer of at least *size* bytes, or None to
         let the C driver allocate and free the memory itself (the reference's behaviour)."""
         raise NotImplementedError
 
-    def release(self, buffer) -> None:
+    def release(self, buffer: memoryview | bytearray) -> None:
         """Take back what :meth:`acquire` returned (never called with None)."""
 
     def trim(self) -> int:

@@ -21,10 +21,10 @@ cannot pass by skipping what it was meant to prove.
 from __future__ import annotations
 
 import hashlib
-import os
 import random
+from typing import Any
 
-from . import _registry, _selftest
+from . import _registry, _selftest, _settings
 from ._core import ffi
 from ._argon2 import argon2_hash
 from ._blake2 import blake2b
@@ -33,7 +33,7 @@ from ._blake2 import blake2b
 SPLITS = (0, 1, 127, 128, 129)
 
 
-def argon2_cases(count: int = 60, seed: int = 0) -> list[dict]:
+def argon2_cases(count: int = 60, seed: int = 0) -> list[dict[str, Any]]:
     """Keyword arguments for :func:`argonishche.argon2_hash`: every type and version, t 1..4,
     p 1..8, m at 8p, just above it and odd, odd tag lengths, secret and associated data."""
     rng = random.Random(seed)
@@ -53,7 +53,7 @@ def argon2_cases(count: int = 60, seed: int = 0) -> list[dict]:
     return cases
 
 
-def blake2b_cases(count: int = 60, seed: int = 0) -> list[dict]:
+def blake2b_cases(count: int = 60, seed: int = 0) -> list[dict[str, Any]]:
     """Keyword arguments for ``blake2b``: every digest size, keys, salts, personalization."""
     rng = random.Random(seed)
     return [dict(data=rng.randbytes(rng.choice((0, 1, 127, 128, 129, 256, 1000, 4097))),
@@ -64,7 +64,7 @@ def blake2b_cases(count: int = 60, seed: int = 0) -> list[dict]:
             for index in range(count)]
 
 
-def blake2b_failures(backend: str, case: dict) -> list[str]:
+def blake2b_failures(backend: str, case: dict[str, Any]) -> list[str]:
     """Compare one-shot, incremental and copied hashing on *backend* with hashlib."""
     data, params = case["data"], {k: v for k, v in case.items() if k != "data"}
     expected = hashlib.blake2b(data, **params).digest()
@@ -87,7 +87,7 @@ USABLE_STATES = _registry.USABLE_STATES
 
 def required_backends() -> set[str]:
     """Backend names ``ARGONISHCHE_REQUIRE_BACKENDS`` lists (``all``: every registered one)."""
-    names = {n.strip().lower() for n in os.environ.get(REQUIRE_ENV, "").split(",") if n.strip()}
+    names = set(_settings.current().required_backends)
     if "all" in names:
         names = {b.name for b in _registry.get().report()}
     return names
@@ -107,7 +107,7 @@ def usable_or_skip(name: str) -> None:
         pytest.skip(message)
 
 
-def _aligned_blocks(count: int):
+def _aligned_blocks(count: int) -> tuple[Any, Any]:  # cffi objects (cffi has no stubs)
     """*count* 64-byte aligned blocks (the contract's alignment) and the buffer that owns them."""
     owner = ffi.new("char[]", 1024 * count + 64)
     address = int(ffi.cast("uintptr_t", owner))

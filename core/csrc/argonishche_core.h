@@ -3,12 +3,18 @@
  *
  * Everything here is written once and calls the ISA-specific kernels only through an
  * argonishche_kernel_table (see argonishche_kernel.h).  The Python package reaches these functions
- * through the cffi module argonishche._core; core/build_core.py declares the same prototypes.
+ * through the cffi module argonishche._core, whose declarations core/build_core.py makes from this
+ * header.
  */
 #ifndef ARGONISHCHE_CORE_H
 #define ARGONISHCHE_CORE_H
 
 #include "argonishche_kernel.h"
+
+/* Marks what argonishche._core exports to Python: core/build_core.py makes its cffi declarations
+ * from this header, taking the ARGONISHCHE_API functions, every typedef and the integer #defines,
+ * so the two cannot drift apart. */
+#define ARGONISHCHE_API
 
 /* Status codes of the functions below (0 is success). */
 #define ARGONISHCHE_OK 0
@@ -27,17 +33,21 @@ typedef struct argonishche_blake2b_state {
     argonishche_blake2b_compress_fn compress;
 } argonishche_blake2b_state;
 
+ARGONISHCHE_API
 int argonishche_blake2b_init(argonishche_blake2b_state *state, const void *kernel_table,
                              size_t digest_size, const uint8_t *key, size_t key_len,
                              const uint8_t *salt, size_t salt_len, const uint8_t *person,
                              size_t person_len);
+ARGONISHCHE_API
 void argonishche_blake2b_update(argonishche_blake2b_state *state, const uint8_t *data,
                                 size_t len);
 /* Writes state->digest_size bytes; leaves the state untouched so hashing can continue. */
+ARGONISHCHE_API
 void argonishche_blake2b_final(const argonishche_blake2b_state *state, uint8_t *out);
 
 /* Unkeyed init + update + final with the state on the stack: all of hashlib-style
  * blake2b(data).digest() in one C call, for short messages where calls dominate. */
+ARGONISHCHE_API
 int argonishche_blake2b_oneshot(const void *kernel_table, uint8_t *out, size_t digest_size,
                                 const uint8_t *data, size_t len);
 
@@ -72,32 +82,35 @@ typedef struct argonishche_argon2_request {
 
 /* Bytes of work memory a hash with these parameters uses (m' blocks of 1 KiB); a caller's
  * buffer that is not 64-byte aligned needs up to 63 bytes more. */
+ARGONISHCHE_API
 size_t argonishche_argon2_memory_size(uint32_t memory_cost, uint32_t lanes);
 
 /* Computes the tag.  argon2_kernels supplies G, blake2b_kernels supplies F for H0, H' and the
  * tag; they may be the same table.  Every secret-derived buffer of the driver's own is wiped; the
  * work memory too unless request->wipe_memory is 0 (the caller's explicit opt-out). */
+ARGONISHCHE_API
 int argonishche_argon2_hash(const void *argon2_kernels, const void *blake2b_kernels,
                             const argonishche_argon2_request *request);
 
 /* ---- Memory hygiene ---------------------------------------------------------------------- */
 
 /* A wipe the compiler may not remove, for secrets and work memory. */
+ARGONISHCHE_API
 void argonishche_secure_wipe(void *p, size_t n);
+
+/* Keeps n bytes at p in RAM, never written to swap (mlock).  0 on success, else the errno. */
+ARGONISHCHE_API
+int argonishche_lock_memory(void *p, size_t n);
 
 /* ---- CPU probe ---------------------------------------------------------------------------- */
 
-#define ARGONISHCHE_CPU_SSE2 (1u << 0)
-#define ARGONISHCHE_CPU_SSSE3 (1u << 1)
-#define ARGONISHCHE_CPU_SSE4_1 (1u << 2)
-#define ARGONISHCHE_CPU_AVX (1u << 3)
-#define ARGONISHCHE_CPU_AVX2 (1u << 4)
-#define ARGONISHCHE_CPU_AVX512F (1u << 5)
-#define ARGONISHCHE_CPU_AVX512VL (1u << 6)
-#define ARGONISHCHE_CPU_AVX512BW (1u << 7)
+/* CPUID leaf/subleaf executed in this process: eax, ebx, ecx, edx into registers.  Returns 0 (and
+ * writes nothing) when the leaf is above the CPU's highest one, or on a CPU without CPUID. */
+ARGONISHCHE_API
+int argonishche_cpuid(uint32_t leaf, uint32_t subleaf, uint32_t registers[4]);
 
-/* Features of the CPU executing this call, from CPUID asked in-process, with AVX and AVX-512
- * counted only when XGETBV shows the OS saves their register state. */
-uint32_t argonishche_cpu_features(void);
+/* XCR0, the register state the OS saves on a context switch; 0 where XGETBV may not run. */
+ARGONISHCHE_API
+uint64_t argonishche_xcr0(void);
 
 #endif /* ARGONISHCHE_CORE_H */

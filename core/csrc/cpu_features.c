@@ -1,55 +1,48 @@
 /*
- * cpu_features.c - what the CPU executing this process can run, asked of the CPU itself.
+ * cpu_features.c - raw answers from the CPU executing this process, for the CPU gate.
  *
  * /proc/cpuinfo (and so py-cpuinfo) describes the host even under Intel SDE or QEMU, and a CPU can
- * advertise AVX while the OS does not save YMM/ZMM registers.  Only CPUID executed here plus XGETBV
- * tells the truth about the CPU that will run the kernels, so this is the gate that decides.
+ * advertise AVX while the OS does not save ymm/zmm registers.  Only CPUID executed here plus
+ * XGETBV tells the truth about the CPU that will run the kernels.  Which bit means what is not
+ * written here: argonishche/_features.py holds that table, and argonishche/_cpu.py reads these
+ * words through it, so adding a feature adds a row there and touches no C.
  */
 #include "argonishche_core.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 
-/* XCR0 bits: SSE (1) and AVX (2) state; AVX-512 opmask (5), ZMM0-15 upper (6), ZMM16-31 (7). */
-#define XCR0_YMM_STATE 0x06u
-#define XCR0_ZMM_STATE 0xe0u
-
-static uint32_t read_xcr0(void) {
-    uint32_t eax, edx;
-    /* Raw opcode: xgetbv needs no -mxsave this way, and is only run when OSXSAVE is set. */
-    __asm__ volatile(".byte 0x0f, 0x01, 0xd0" : "=a"(eax), "=d"(edx) : "c"(0));
-    return eax;
-}
-
-uint32_t argonishche_cpu_features(void) {
+int argonishche_cpuid(uint32_t leaf, uint32_t subleaf, uint32_t registers[4]) {
     unsigned int eax, ebx, ecx, edx;
-    uint32_t features = 0;
-    uint32_t xcr0 = 0;
-
-    if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return 0;
-    if (edx & (1u << 26)) features |= ARGONISHCHE_CPU_SSE2;
-    if (ecx & (1u << 9)) features |= ARGONISHCHE_CPU_SSSE3;
-    if (ecx & (1u << 19)) features |= ARGONISHCHE_CPU_SSE4_1;
-    if (ecx & (1u << 27)) xcr0 = read_xcr0(); /* OSXSAVE: the OS uses XSAVE and allows XGETBV */
-
-    int os_saves_ymm = (xcr0 & XCR0_YMM_STATE) == XCR0_YMM_STATE;
-    int os_saves_zmm = os_saves_ymm && (xcr0 & XCR0_ZMM_STATE) == XCR0_ZMM_STATE;
-    if ((ecx & (1u << 28)) && os_saves_ymm) features |= ARGONISHCHE_CPU_AVX;
-
-    if (__get_cpuid_max(0, 0) >= 7) {
-        __cpuid_count(7, 0, eax, ebx, ecx, edx);
-        if ((ebx & (1u << 5)) && (features & ARGONISHCHE_CPU_AVX)) features |= ARGONISHCHE_CPU_AVX2;
-        if ((ebx & (1u << 16)) && os_saves_zmm) {
-            features |= ARGONISHCHE_CPU_AVX512F;
-            if (ebx & (1u << 31)) features |= ARGONISHCHE_CPU_AVX512VL;
-            if (ebx & (1u << 30)) features |= ARGONISHCHE_CPU_AVX512BW;
-        }
-    }
-    return features;
+    /* __get_cpuid_count checks the leaf against the CPU's highest leaf of its range first:
+     * above it, CPUID would answer with another leaf's data. */
+    if (!__get_cpuid_count(leaf, subleaf, &eax, &ebx, &ecx, &edx)) return 0;
+    registers[0] = eax;
+    registers[1] = ebx;
+    registers[2] = ecx;
+    registers[3] = edx;
+    return 1;
 }
 
-#else /* not x86: no SIMD backend of ours applies; the portable ref backend needs nothing. */
+uint64_t argonishche_xcr0(void) {
+    unsigned int eax, ebx, ecx, edx;
+    /* XGETBV raises #UD unless the OS set CR4.OSXSAVE, which CPUID.1:ECX bit 27 mirrors. */
+    if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx) || !(ecx & (1u << 27))) return 0;
+    uint32_t low, high;
+    /* Raw opcode: xgetbv needs no -mxsave this way. */
+    __asm__ volatile(".byte 0x0f, 0x01, 0xd0" : "=a"(low), "=d"(high) : "c"(0));
+    return ((uint64_t)high << 32) | low;
+}
 
-uint32_t argonishche_cpu_features(void) { return 0; }
+#else /* not x86: no CPUID; the table has no rows for this architecture yet. */
+
+int argonishche_cpuid(uint32_t leaf, uint32_t subleaf, uint32_t registers[4]) {
+    (void)leaf;
+    (void)subleaf;
+    (void)registers;
+    return 0;
+}
+
+uint64_t argonishche_xcr0(void) { return 0; }
 
 #endif

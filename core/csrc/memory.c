@@ -1,8 +1,11 @@
 /*
- * memory.c - wiping secrets so that the compiler cannot optimise the wipe away.
+ * memory.c - wiping secrets so that the compiler cannot optimise the wipe away, and keeping them
+ * out of swap.
  */
 #define _DEFAULT_SOURCE /* explicit_bzero in glibc's <string.h> */
+#include <errno.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "argonishche_core.h"
 
@@ -16,4 +19,8 @@ void argonishche_secure_wipe(void *p, size_t n) {
     static void *(*const volatile memset_unelided)(void *, int, size_t) = memset;
     memset_unelided(p, 0, n);
 #endif
+}
+
+int argonishche_lock_memory(void *p, size_t n) {
+    return mlock(p, n) == 0 ? 0 : errno;
 }

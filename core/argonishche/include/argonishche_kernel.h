@@ -18,14 +18,19 @@
  * and only then calls the kernels through these function pointers; nothing else runs per block.
  *
  * Rules a backend must keep:
- *   1. Importing the module and calling argonishche_kernels() must be safe on ANY x86-64 CPU.
- *      Enable the instruction set on the kernel functions only (#pragma GCC target(...) or
- *      __attribute__((target(...)))), never with -m flags on the whole module: cffi's glue and the
- *      module's init code would then be compiled for that ISA too and could fault at import.
- *   2. Kernels are pure functions of their arguments: no globals, no allocation, no locks.  The core
+ *   1. Importing the module and calling argonishche_kernels() must be safe on ANY CPU of its
+ *      architecture.  Enable the instruction set on the kernel functions only, with
+ *      ARGONISHCHE_TARGET_BEGIN / ARGONISHCHE_TARGET_END from argonishche_target.h, never with -m
+ *      flags on the whole module: cffi's glue and the module's init code would then be compiled
+ *      for that ISA too and could fault at import.
+ *   2. Compile for no more than the descriptor's cpu_features.  The table records the target the
+ *      kernels were compiled for (compiled_for, filled in by ARGONISHCHE_DEFINE_KERNELS), and the
+ *      core refuses a module whose target exceeds the features its descriptor declares: the CPU
+ *      gate checks the declared features only, so an undeclared one would be SIGILL, not an error.
+ *   3. Kernels are pure functions of their arguments: no globals, no allocation, no locks.  The core
  *      calls them concurrently from one thread per Argon2 lane.
- *   3. Blocks passed to argon2_fill_block are 64-byte aligned; BLAKE2b input is not aligned.
- *   4. Bump nothing here without bumping ARGONISHCHE_KERNEL_ABI: the core refuses a table whose
+ *   4. Blocks passed to argon2_fill_block are 64-byte aligned; BLAKE2b input is not aligned.
+ *   5. Change nothing here without bumping ARGONISHCHE_KERNEL_ABI: the core refuses a table whose
  *      abi_version differs from its own, so a stale plugin wheel fails loudly instead of corrupting.
  */
 #ifndef ARGONISHCHE_KERNEL_H
@@ -34,7 +39,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define ARGONISHCHE_KERNEL_ABI 1
+/* 2: the table gained compiled_for. */
+#define ARGONISHCHE_KERNEL_ABI 2
 
 #define ARGONISHCHE_BLOCK_BYTES 1024   /* one Argon2 memory block */
 #define ARGONISHCHE_BLOCK_WORDS 128    /* ... as little-endian 64-bit words */
@@ -70,16 +76,24 @@ typedef struct argonishche_kernel_table {
     uint32_t table_size;    /* sizeof(argonishche_kernel_table) as the backend was built */
     argonishche_blake2b_compress_fn blake2b_compress;     /* required */
     argonishche_argon2_fill_block_fn argon2_fill_block;   /* required */
+    const char *compiled_for;   /* the compiler target of the kernels, e.g. "sse2,ssse3"; "" for
+                                   the architecture's baseline (see argonishche_target.h) */
 } argonishche_kernel_table;
 
 /* The one function a backend module exports: its table, as a const argonishche_kernel_table *. */
 const void *argonishche_kernels(void);
 
-/* Define a backend's table and its exported accessor in one line. */
+/* The compiler target a kernel file's ARGONISHCHE_TARGET_BEGIN enables; the build defines it from
+ * the backend's cpu_features (argonishche.build), and a file without SIMD kernels has none. */
+#ifndef ARGONISHCHE_KERNEL_TARGET
+#define ARGONISHCHE_KERNEL_TARGET ""
+#endif
+
+/* Define a backend's table and its exported accessor in one line, after the kernels. */
 #define ARGONISHCHE_DEFINE_KERNELS(compress, fill_block)                                    \
     static const argonishche_kernel_table argonishche_kernel_table_instance = {             \
         ARGONISHCHE_KERNEL_ABI, (uint32_t)sizeof(argonishche_kernel_table), compress,       \
-        fill_block};                                                                        \
+        fill_block, ARGONISHCHE_KERNEL_TARGET};                                             \
     const void *argonishche_kernels(void) { return &argonishche_kernel_table_instance; }
 
 #endif /* ARGONISHCHE_KERNEL_H */

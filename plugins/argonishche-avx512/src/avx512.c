@@ -20,16 +20,15 @@
  * runs a 512-bit operation as two 256-bit halves, and where vprorq takes 2 cycles and shifts,
  * additions, XORs and vpternlogq 1.
  */
-#include "argonishche_constants.h"
-#include "argonishche_kernel.h"
-
-/* Everything up to pop_options is compiled for AVX-512; the exported accessor after it is
- * baseline x86-64, so importing the module is safe on any CPU (kernel header, rule 1). */
-#pragma GCC push_options
-#pragma GCC target("avx2,avx512f,avx512vl")
 #include <immintrin.h>
 
-#define AVX512_INLINE static inline __attribute__((always_inline))
+#include "argonishche_constants.h"
+#include "argonishche_target.h"
+
+/* Everything up to ARGONISHCHE_TARGET_END is compiled for the descriptor's features (AVX, AVX2,
+ * AVX-512 F and VL: the build makes the target from them); the exported accessor after it is
+ * baseline x86-64, so importing the module is safe on any CPU (kernel header, rule 1). */
+ARGONISHCHE_TARGET_BEGIN
 
 /* ---- BLAKE2b F (RFC 7693 section 3.2): one 4-word matrix row per ymm register -------------- */
 
@@ -43,7 +42,7 @@
  * message word and b to a, and b is the last link of the chain a -> d -> c -> b, so a + m must
  * be formed before b arrives.  GCC would otherwise reassociate to (b + m) + a, two additions
  * after b instead of one. */
-AVX512_INLINE __m256i avx512_as_written(__m256i x) {
+ARGONISHCHE_INLINE __m256i avx512_as_written(__m256i x) {
     __asm__("" : "+v"(x));
     return x;
 }
@@ -61,7 +60,7 @@ AVX512_INLINE __m256i avx512_as_written(__m256i x) {
  * AVX512_XOR_ROR, and 63 is the same split with v + v as the shift left by one.  The chain
  * a -> d -> c -> b -> a is then 12 steps per G instead of 16 with a vprorq for each rotation
  * (in practice about 14 cycles: the steps compete for two shift units). */
-AVX512_INLINE void avx512_blake2b_g(__m256i *a, __m256i *b, __m256i *c, __m256i *d, __m256i x,
+ARGONISHCHE_INLINE void avx512_blake2b_g(__m256i *a, __m256i *b, __m256i *c, __m256i *d, __m256i x,
                                     __m256i y) {
     *a = _mm256_add_epi64(avx512_as_written(_mm256_add_epi64(*a, x)), *b);
     *d = _mm256_shuffle_epi32(_mm256_xor_si256(*d, *a), _MM_SHUFFLE(2, 3, 0, 1));
@@ -76,7 +75,7 @@ AVX512_INLINE void avx512_blake2b_g(__m256i *a, __m256i *b, __m256i *c, __m256i 
 
 /* One round: G on the columns, then on the diagonals, with the round's message words in the
  * order avx512_blake2b_schedule_block writes them. */
-AVX512_INLINE void avx512_blake2b_round(__m256i *a, __m256i *b, __m256i *c, __m256i *d,
+ARGONISHCHE_INLINE void avx512_blake2b_round(__m256i *a, __m256i *b, __m256i *c, __m256i *d,
                                         const __m512i schedule[2]) {
     const __m256i *m = (const __m256i *)schedule;
     const __m256i x0 = _mm256_load_si256(m), y0 = _mm256_load_si256(m + 2);
@@ -104,7 +103,7 @@ typedef struct avx512_blake2b_schedule {
     __m512i round[10][2];   /* 64-byte aligned, so no store of it straddles two cache lines */
 } avx512_blake2b_schedule;
 
-AVX512_INLINE void avx512_blake2b_schedule_block(avx512_blake2b_schedule *out,
+ARGONISHCHE_INLINE void avx512_blake2b_schedule_block(avx512_blake2b_schedule *out,
                                                  const uint8_t *block) {
     const __m512i m_lo = _mm512_loadu_si512(block), m_hi = _mm512_loadu_si512(block + 64);
     for (int r = 0; r < 10; r++) {
@@ -185,7 +184,7 @@ static void avx512_blake2b_compress(uint64_t h[8], uint64_t t[2], const uint8_t 
  */
 
 /* Section 3.6: a + b + 2 * lo32(a) * lo32(b); vpmuludq multiplies exactly the low halves. */
-AVX512_INLINE __m512i avx512_blamka(__m512i a, __m512i b) {
+ARGONISHCHE_INLINE __m512i avx512_blamka(__m512i a, __m512i b) {
     const __m512i product = _mm512_mul_epu32(a, b);
     return _mm512_add_epi64(_mm512_add_epi64(a, b), _mm512_add_epi64(product, product));
 }
@@ -197,7 +196,7 @@ AVX512_INLINE __m512i avx512_blamka(__m512i a, __m512i b) {
 
 /* GB (section 3.6) on four independent quads v[4q..4q+3] = (a, b, c, d), q = 0..3: one step
  * across all four before the next, so that the instruction order interleaves the chains. */
-AVX512_INLINE void avx512_argon2_gb(__m512i v[16]) {
+ARGONISHCHE_INLINE void avx512_argon2_gb(__m512i v[16]) {
     enum { a = 0, b = 1, c = 2, d = 3 };
     for (int q = 0; q < 16; q += 4) v[q + a] = avx512_blamka(v[q + a], v[q + b]);
     for (int q = 0; q < 16; q += 4) AVX512_XOR_ROR_512(v[q + d], v[q + a], 32);
@@ -211,7 +210,7 @@ AVX512_INLINE void avx512_argon2_gb(__m512i v[16]) {
 
 /* Row layout: rotate a right by one word, c left by one and d by two, within each 256-bit half
  * (one P), so that lane k holds the diagonal through b's word k (as in BLAKE2b above). */
-AVX512_INLINE void avx512_rows_diagonalize(__m512i v[16]) {
+ARGONISHCHE_INLINE void avx512_rows_diagonalize(__m512i v[16]) {
     for (int q = 0; q < 16; q += 4) {
         v[q + 0] = _mm512_permutex_epi64(v[q + 0], _MM_SHUFFLE(2, 1, 0, 3));
         v[q + 2] = _mm512_permutex_epi64(v[q + 2], _MM_SHUFFLE(0, 3, 2, 1));
@@ -219,7 +218,7 @@ AVX512_INLINE void avx512_rows_diagonalize(__m512i v[16]) {
     }
 }
 
-AVX512_INLINE void avx512_rows_undiagonalize(__m512i v[16]) {
+ARGONISHCHE_INLINE void avx512_rows_undiagonalize(__m512i v[16]) {
     for (int q = 0; q < 16; q += 4) {
         v[q + 0] = _mm512_permutex_epi64(v[q + 0], _MM_SHUFFLE(0, 3, 2, 1));
         v[q + 2] = _mm512_permutex_epi64(v[q + 2], _MM_SHUFFLE(2, 1, 0, 3));
@@ -228,7 +227,7 @@ AVX512_INLINE void avx512_rows_undiagonalize(__m512i v[16]) {
 }
 
 /* (x[1], y[0]) in every 128-bit lane: the middle two words of x, y read as four words. */
-AVX512_INLINE __m512i avx512_high_low(__m512i x, __m512i y) {
+ARGONISHCHE_INLINE __m512i avx512_high_low(__m512i x, __m512i y) {
     return _mm512_castpd_si512(_mm512_shuffle_pd(_mm512_castsi512_pd(x), _mm512_castsi512_pd(y),
                                                  0x55));
 }
@@ -237,7 +236,7 @@ AVX512_INLINE __m512i avx512_high_low(__m512i x, __m512i y) {
  * v[8s+4..8s+7] (v2, v3 | v6, v7 | ...) are one set of four P's, s = 0, 1.  The same rotation
  * as above, with each matrix row split over two registers:
  *   a: (v3, v0), (v1, v2)    c: (v9, v10), (v11, v8)    d: (v14, v15), (v12, v13). */
-AVX512_INLINE void avx512_columns_diagonalize(__m512i v[16]) {
+ARGONISHCHE_INLINE void avx512_columns_diagonalize(__m512i v[16]) {
     for (int s = 0; s < 16; s += 8) {
         const __m512i a0 = v[s + 0], a1 = v[s + 4], c0 = v[s + 2], c1 = v[s + 6], d0 = v[s + 3];
         v[s + 0] = avx512_high_low(a1, a0);
@@ -249,7 +248,7 @@ AVX512_INLINE void avx512_columns_diagonalize(__m512i v[16]) {
     }
 }
 
-AVX512_INLINE void avx512_columns_undiagonalize(__m512i v[16]) {
+ARGONISHCHE_INLINE void avx512_columns_undiagonalize(__m512i v[16]) {
     for (int s = 0; s < 16; s += 8) {
         const __m512i a0 = v[s + 0], a1 = v[s + 4], c0 = v[s + 2], c1 = v[s + 6], d0 = v[s + 3];
         v[s + 0] = avx512_high_low(a0, a1);
@@ -263,7 +262,7 @@ AVX512_INLINE void avx512_columns_undiagonalize(__m512i v[16]) {
 
 /* Where zmm n of the block (words 8n..8n+7: cell row n / 2, columns 4 (n % 2) .. +3) sits in
  * the column layout: set n % 2, quad (n / 2) % 2, position n / 4 within the quad. */
-AVX512_INLINE int avx512_column_slot(int n) {
+ARGONISHCHE_INLINE int avx512_column_slot(int n) {
     return 8 * (n % 2) + 4 * ((n / 2) % 2) + n / 4;
 }
 
@@ -271,9 +270,7 @@ AVX512_INLINE int avx512_column_slot(int n) {
  * Z ^ R, and also ^ the old block for version 0x13 after the first pass.  R, Q and Z stay in
  * registers (the compiler spills one of the 48 values), so the only memory traffic is one load
  * of each input and one store of the result: storing R into `next` and reading it back at the
- * end, as the 128-bit kernels do, measured 372 cycles per block against 305 this way (L1).
- * Every input is read before the first store, so `next` may even be `ref` when xor_into_next
- * is 0, as the core's address generation (next_addresses in argon2.c) passes it. */
+ * end, as the 128-bit kernels do, measured 372 cycles per block against 305 this way (L1). */
 static void avx512_argon2_fill_block(argonishche_block *next, const argonishche_block *prev,
                                      const argonishche_block *ref, int xor_into_next) {
     const __m512i *x = (const __m512i *)prev->v, *y = (const __m512i *)ref->v;
@@ -320,6 +317,6 @@ static void avx512_argon2_fill_block(argonishche_block *next, const argonishche_
     }
 }
 
-#pragma GCC pop_options
+ARGONISHCHE_TARGET_END
 
 ARGONISHCHE_DEFINE_KERNELS(avx512_blake2b_compress, avx512_argon2_fill_block)

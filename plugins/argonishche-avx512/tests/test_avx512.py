@@ -92,15 +92,22 @@ def test_unsupported_cpu_is_reported_not_imported():
     assert out == ["unsupported-cpu", "False"]
 
 
-def test_blocked_plugin_is_never_imported():
-    """ARGONISHCHE_DISABLE_BACKENDS=avx512 blocks the plugin before its module is imported."""
-    code = ("import sys, argonishche; b = {r.name: r for r in argonishche.backends()}['avx512'];"
-            "print(b.state, 'argonishche_avx512' in sys.modules)")
+def run_with(**environ):
+    code = ("import sys, argonishche; b = {r.name: r.state for r in argonishche.backends()};"
+            "print(b.get('avx512', 'absent'), 'argonishche_avx512' in sys.modules,"
+            " 'argonishche_avx512._kernels' in sys.modules)")
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARGONISHCHE_")}
-    env["ARGONISHCHE_DISABLE_BACKENDS"] = "avx512"
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         check=True).stdout.split()
-    assert out == ["blocked", "False"]
+    env.update(environ)
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          check=True, timeout=120).stdout.split()
+
+
+def test_disabled_backend_is_blocked_and_its_kernels_never_imported():
+    assert run_with(ARGONISHCHE_DISABLE_BACKENDS="avx512") == ["blocked", "True", "False"]
+
+
+def test_disabled_plugin_is_never_imported():
+    assert run_with(ARGONISHCHE_DISABLE_PLUGINS="avx512") == ["absent", "False", "False"]
 
 
 # ---- (b) conformance ----------------------------------------------------------------------

@@ -1,0 +1,99 @@
+"""The checks a registered backend passes before it may be selected, in the only safe order.
+
+1. The CPU gate: every feature the descriptor declares is usable here.  Before it passes, the
+   kernel module is not even imported: on a CPU without the instructions, running them is SIGILL,
+   not an exception.
+2. The kernel module loads and its table speaks this core's kernel ABI, with the table size it
+   expects.
+3. The module was compiled for no more than the descriptor declares (the table records the
+   compiler target; :mod:`argonishche._features` maps it back to feature names).  Otherwise step
+   1 vouched for less than the kernels use.
+4. The quick known-answer self-test, through the same C driver that hashes for users.
+
+A failure sets the entry's state and reason and warns; it never raises.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+import warnings
+from typing import Any
+
+from . import _cpu, _features, _selftest
+from ._core import ffi, lib
+from ._discovery import LOAD_FAILED, SELFTEST_FAILED, UNSUPPORTED_CPU, BackendEntry
+from .exceptions import BackendError
+
+TABLE_TYPE = "const argonishche_kernel_table *"
+
+
+def check(entry: BackendEntry) -> None:
+    """Run the checks on *entry*; on success ``entry.table`` is set and the state unchanged."""
+    backend = entry.backend
+    missing = backend.cpu_features - _cpu.features()
+    if missing:
+        entry.state = UNSUPPORTED_CPU
+        entry.reason = f"this CPU lacks {', '.join(sorted(missing))}"
+        return
+    try:
+        entry.module = importlib.import_module(backend.kernel_module)
+        table = kernel_table(entry.module)
+        check_compiled_for(table, backend.cpu_features)
+    except Exception as exc:  # noqa: BLE001 - a broken plugin is reported, never fatal
+        entry.state = LOAD_FAILED
+        entry.reason = f"kernel module {backend.kernel_module}: {exc}"
+        _warn(entry, "is not used")
+        return
+    started = time.perf_counter()
+    failures = _selftest.run(table)
+    entry.selftest_ms = (time.perf_counter() - started) * 1e3
+    if failures:
+        entry.state = SELFTEST_FAILED
+        entry.reason = "wrong result for " + "; ".join(failures)
+        _warn(entry, "failed its self-test and is excluded")
+        return
+    entry.table = table
+
+
+def kernel_table(module: Any) -> Any:
+    """The module's kernel table as a core cdata pointer, after checking its ABI and size."""
+    built_for = getattr(module.lib, "ARGONISHCHE_KERNEL_ABI", None)
+    if built_for != lib.ARGONISHCHE_KERNEL_ABI:
+        raise BackendError(f"built for kernel ABI {built_for}, this argonishche speaks "
+                           f"ABI {lib.ARGONISHCHE_KERNEL_ABI}: reinstall the plugin")
+    address = int(module.ffi.cast("uintptr_t", module.lib.argonishche_kernels()))
+    table = ffi.cast(TABLE_TYPE, address)
+    expected_size = ffi.sizeof("argonishche_kernel_table")
+    if table.abi_version != lib.ARGONISHCHE_KERNEL_ABI or table.table_size != expected_size:
+        raise BackendError(f"kernel table says ABI {table.abi_version}, size "
+                           f"{table.table_size}; expected ABI {lib.ARGONISHCHE_KERNEL_ABI}, "
+                           f"size {expected_size}")
+    return table
+
+
+def compiled_for(table: Any) -> str:
+    """The compiler target the table's kernels were compiled for (``""``: baseline)."""
+    if table.compiled_for == ffi.NULL:
+        raise BackendError("kernel table has no compiled_for string")
+    return ffi.string(table.compiled_for).decode("ascii", "replace")
+
+
+def check_compiled_for(table: Any, declared: frozenset[str]) -> None:
+    """Refuse kernels compiled for features beyond *declared* (and what those imply)."""
+    target = compiled_for(table)
+    try:
+        used = _features.from_compiler_target(target)
+    except ValueError as exc:
+        raise BackendError(f"{exc}: the CPU gate cannot vouch for it") from None
+    beyond = used - _features.closure(declared)
+    if beyond:
+        raise BackendError(
+            f"compiled for {target!r}, which uses {', '.join(sorted(beyond))} beyond the "
+            f"declared cpu_features ({', '.join(sorted(declared)) or 'none'}): the CPU gate "
+            f"would let it run where those instructions fault")
+
+
+def _warn(entry: BackendEntry, what: str) -> None:
+    warnings.warn(f"argonishche: backend {entry.name!r} from {entry.distribution} {what}: "
+                  f"{entry.reason}", RuntimeWarning, stacklevel=5)

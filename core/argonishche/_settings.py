@@ -1,0 +1,144 @@
+"""Every ``ARGONISHCHE_*`` environment variable argonishche reads, parsed and checked in one place.
+
+Each variable is one row of :data:`VARIABLES`: its name, what it sets, what is allowed and its
+default.  An invalid value is a :class:`~argonishche.exceptions.SettingError` naming the
+variable, the value and what is allowed, raised at first use (the first hash, ``backends()``,
+``info``), never a misleading error further down.  Names that can only be checked against what
+plugins registered (a backend to force or disable, an allocator) are checked by the registry,
+with the same error type.
+
+Backends, plugins and allocators are separate namespaces with separate variables, so that
+naming something in one can never remove something of another kind.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
+
+from . import _features
+from .exceptions import SettingError
+
+#: The allocator used when ``ARGONISHCHE_ALLOCATOR`` is unset: reusing mapped memory avoids a
+#: page fault per 4 KiB per hash (README, "Memory").
+DEFAULT_ALLOCATOR = "arena"
+SELECT_MODES = ("priority", "measure")
+#: 1 TiB: far above any work memory the default limits allow (4 GiB), low enough that the
+#: product with 2**20 stays an ordinary integer everywhere.
+MAX_ARENA_MIB = 1 << 20
+
+
+def _name(raw: str) -> str | None:
+    return raw.strip().lower() or None
+
+
+def _names(raw: str) -> frozenset[str]:
+    return frozenset(part.strip().lower() for part in raw.replace(" ", ",").split(",")
+                     if part.strip())
+
+
+def _select(raw: str) -> str:
+    mode = raw.strip().lower() or SELECT_MODES[0]
+    if mode not in SELECT_MODES:
+        raise ValueError
+    return mode
+
+
+def _mebibytes(raw: str) -> int:
+    text = raw.strip()
+    if not text.isdigit() or not 1 <= int(text) <= MAX_ARENA_MIB:
+        raise ValueError
+    return int(text)
+
+
+def _cpu_features(raw: str) -> frozenset[str]:
+    names = _names(raw)
+    if not names <= set(_features.NAMES):
+        raise ValueError
+    return names
+
+
+class Variable(NamedTuple):
+    env: str
+    field: str
+    parse: Callable[[str], Any]
+    allowed: str
+    default: str = ""
+
+
+VARIABLES: tuple[Variable, ...] = (
+    Variable("ARGONISHCHE_BACKEND", "backend", _name,
+             "the name of one registered backend (python -m argonishche info lists them)"),
+    Variable("ARGONISHCHE_DISABLE_BACKENDS", "disabled_backends", _names,
+             "comma-separated backend names; a disabled backend's kernels are never imported"),
+    Variable("ARGONISHCHE_DISABLE_PLUGINS", "disabled_plugins", _names,
+             "comma-separated entry-point names of plugins never to import"),
+    Variable("ARGONISHCHE_SELECT", "select", _select, " or ".join(SELECT_MODES),
+             SELECT_MODES[0]),
+    Variable("ARGONISHCHE_ALLOCATOR", "allocator", _name,
+             f"the name of one registered allocator (unset: {DEFAULT_ALLOCATOR})"),
+    Variable("ARGONISHCHE_ARENA_MAX_MIB", "arena_max_mib", _mebibytes,
+             f"a whole number of MiB from 1 to {MAX_ARENA_MIB} (no unit)", "1024"),
+    Variable("ARGONISHCHE_DISABLE_CPU_FEATURES", "disabled_cpu_features", _cpu_features,
+             f"comma-separated CPU features from: {', '.join(_features.NAMES)}"),
+    Variable("ARGONISHCHE_REQUIRE_BACKENDS", "required_backends", _names,
+             "comma-separated backend names, or all (argonishche.testing fails instead of "
+             "skipping when one cannot run)"),
+)
+
+
+class Settings(NamedTuple):
+    """The parsed variables; see :data:`VARIABLES` for each one's meaning."""
+
+    backend: str | None
+    disabled_backends: frozenset[str]
+    disabled_plugins: frozenset[str]
+    select: str
+    allocator: str | None
+    arena_max_mib: int
+    disabled_cpu_features: frozenset[str]
+    required_backends: frozenset[str]
+    #: The variables that were set (non-empty), as given: for reports.
+    given: Mapping[str, str]
+
+    @property
+    def allocator_name(self) -> str:
+        return self.allocator or DEFAULT_ALLOCATOR
+
+
+def given(environ: Mapping[str, str] = os.environ) -> dict[str, str]:
+    """The variables of :data:`VARIABLES` that *environ* sets (non-empty), as given."""
+    return {v.env: environ[v.env] for v in VARIABLES if environ.get(v.env, "").strip()}
+
+
+def parse(environ: Mapping[str, str]) -> Settings:
+    """The settings *environ* gives.
+
+    :raises SettingError: a variable's value is not allowed; the message names it.
+    """
+    values: dict[str, Any] = {}
+    for variable in VARIABLES:
+        raw = environ.get(variable.env, "")
+        try:
+            values[variable.field] = variable.parse(raw if raw.strip() else variable.default)
+        except ValueError:
+            raise SettingError(variable.env, raw, variable.allowed) from None
+    return Settings(given=given(environ), **values)
+
+
+_current: Settings | None = None
+
+
+def current() -> Settings:
+    """The settings of this process's environment, parsed once (see :func:`forget`)."""
+    global _current
+    if _current is None:
+        _current = parse(os.environ)
+    return _current
+
+
+def forget() -> None:
+    """Parse the environment again on next use (the registry's reset calls this)."""
+    global _current
+    _current = None

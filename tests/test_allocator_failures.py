@@ -1,0 +1,150 @@
+"""Allocator failure: an arena that cannot map, a plugin pool that is empty or short, mlock
+refused, no RLIMIT_MEMLOCK room and a 4 TiB hash all raise a clear error naming the size, give
+back what was acquired, and leave the next hash working.
+
+What must not disturb this process (an mlock refused for real, a 4 TiB allocation) runs in a
+subprocess."""
+
+from __future__ import annotations
+
+import errno
+
+import pytest
+
+from argonishche import ArgonishcheMemoryError, ParameterError, argon2_hash
+from argonishche import _allocators
+
+from support import ARENA, BUILTIN_NAMES, KNOWN_TAG, LOCKED, PASSWORD, SALT, SMALL, Pool
+from support import FakeEntryPoint, allocator_plugin, make_registry, mprime, needed, run_python
+
+
+def test_arena_mapping_failure_propagates_and_the_next_hash_works(monkeypatch, trimmed):
+    failures = []
+    original = ARENA._new_mapping
+
+    def fail_once(size):
+        if not failures:
+            failures.append(size)
+            raise ArgonishcheMemoryError(f"could not map {size} bytes of Argon2 work memory")
+        return original(size)
+
+    monkeypatch.setattr(ARENA, "_new_mapping", fail_once)
+    with pytest.raises(ArgonishcheMemoryError, match=f"could not map {needed(32)} bytes"
+                       ) as info:
+        argon2_hash(PASSWORD, SALT, allocator="arena", **SMALL)
+    assert isinstance(info.value, MemoryError)
+    assert failures == [needed(32)]
+    arena = ARENA._local.arena
+    assert not arena.busy and arena.mapping is None and ARENA.cached_bytes() == 0
+    assert argon2_hash(PASSWORD, SALT, allocator="arena", **SMALL) == KNOWN_TAG
+    assert ARENA.cached_bytes() == needed(32)
+
+
+def test_plugin_allocator_failure_propagates_and_buffers_are_always_released(install):
+    class Failing(Pool):
+        def acquire(self, size):
+            raise ArgonishcheMemoryError(f"pool empty: {size} bytes wanted")
+
+    failing, short = Failing("failing"), Pool("short", short_by=1)
+    install(make_registry(FakeEntryPoint("zz-pools", allocator_plugin(failing, short))))
+    with pytest.raises(MemoryError, match=f"pool empty: {needed(32)} bytes"):
+        argon2_hash(PASSWORD, SALT, allocator="failing", **SMALL)
+    assert failing.released == []  # nothing acquired, nothing to release
+    # A buffer the driver refuses is still handed back.
+    with pytest.raises(ParameterError, match="needs"):
+        argon2_hash(PASSWORD, SALT, allocator="short", **SMALL)
+    assert len(short.acquired) == 1 and short.released == short.acquired
+    assert argon2_hash(PASSWORD, SALT, **SMALL) == KNOWN_TAG
+
+
+def test_locked_allocator_refused_mlock_is_a_clear_error(monkeypatch, trimmed):
+    real_lib, real_map, mappings = _allocators.lib, _allocators._map, []
+
+    class RefusingLib:
+        def argonishche_lock_memory(self, address, length):
+            return errno.ENOMEM
+
+        def __getattr__(self, name):
+            return getattr(real_lib, name)
+
+    def recording_map(size, **options):
+        mappings.append(real_map(size, **options))
+        return mappings[-1]
+
+    monkeypatch.setattr(_allocators, "lib", RefusingLib())
+    monkeypatch.setattr(_allocators, "_map", recording_map)
+    with pytest.raises(ArgonishcheMemoryError, match="RLIMIT_MEMLOCK") as info:
+        argon2_hash(PASSWORD, SALT, allocator="locked", **SMALL)
+    assert isinstance(info.value, MemoryError)
+    assert str(needed(32)) in str(info.value)
+    assert len(mappings) == 1 and mappings[0].closed
+    assert LOCKED.cached_bytes() == 0 and not LOCKED._local.arena.busy
+    monkeypatch.undo()
+    assert argon2_hash(PASSWORD, SALT, allocator="locked", **SMALL) == KNOWN_TAG
+
+
+def test_locked_allocator_with_no_memlock_room_is_a_clear_error():
+    result = run_python("""
+        import os, resource
+        import argonishche
+        costs = dict(time_cost=1, memory_cost=32, parallelism=1)
+        # everything loaded while privileged; then no RLIMIT_MEMLOCK room and no CAP_IPC_LOCK
+        expected = argonishche.argon2_hash(b"password", b"somesalt", allocator="system", **costs)
+        resource.setrlimit(resource.RLIMIT_MEMLOCK, (0, 0))
+        if os.geteuid() == 0:  # root's CAP_IPC_LOCK ignores the limit: become nobody
+            os.setgroups([])
+            os.setgid(65534)
+            os.setuid(65534)
+        try:
+            argonishche.argon2_hash(b"password", b"somesalt", allocator="locked", **costs)
+        except argonishche.ArgonishcheMemoryError as exc:
+            print("refused:", exc)
+        else:
+            print("locked anyway")
+        print("cached:", argonishche._allocators.BUILTIN[3].cached_bytes())
+        assert argonishche.argon2_hash(b"password", b"somesalt", allocator="arena",
+                                       **costs) == expected
+        """)
+    if "locked anyway" in result.stdout:
+        pytest.skip("mlock cannot be made to fail here")
+    assert result.returncode == 0, result.stderr
+    refused, cached = result.stdout.splitlines()
+    assert refused.startswith(f"refused: could not lock {needed(32)} bytes")
+    assert "RLIMIT_MEMLOCK" in refused
+    assert cached == "cached: 0"
+
+
+def test_driver_out_of_memory_is_a_memory_error_naming_the_size():
+    result = run_python("""
+        import resource
+        import argonishche
+        # 64 GiB of address space: ample for Python, and 4 TiB cannot be had whatever the
+        # overcommit policy.
+        resource.setrlimit(resource.RLIMIT_AS, (64 << 30, 64 << 30))
+        costs = dict(time_cost=1, parallelism=1)
+        small = argonishche.argon2_hash(b"password", b"somesalt", memory_cost=32, **costs)
+        for name in ("system", "arena", "hugepages", "locked"):
+            try:
+                argonishche.argon2_hash(b"password", b"somesalt", memory_cost=2**32 - 1,
+                                        allocator=name, **costs)
+            except argonishche.ArgonishcheMemoryError as exc:
+                assert isinstance(exc, MemoryError)
+                print(name, exc, sep="|")
+            assert argonishche.argon2_hash(b"password", b"somesalt", memory_cost=32,
+                                           allocator=name, **costs) == small
+        print("cached", argonishche._allocators.BUILTIN[1].cached_bytes())
+        """)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    errors = dict(line.split("|", 1) for line in lines[:-1])
+    assert sorted(errors) == sorted(BUILTIN_NAMES)
+    size = mprime(2**32 - 1, 1) * 1024
+    for name in ("system", "arena"):  # beyond the arena bound: the C driver's malloc
+        assert errors[name].startswith(f"could not allocate {size} bytes ({size / 2**20:.1f} MiB)")
+        assert "memory_cost=4294967295 KiB, parallelism=1" in errors[name]
+    # locked has no unlocked fallback: it refuses, naming the size and the bound to raise
+    assert errors["locked"].startswith(f"the hash needs {size} bytes of locked memory")
+    assert "ARGONISHCHE_ARENA_MAX_MIB" in errors["locked"]
+    assert errors["hugepages"].startswith("could not map ")
+    assert "bytes of Argon2 work memory" in errors["hugepages"]
+    assert lines[-1] == f"cached {needed(32)}"  # the failed hash left the arena as it was

@@ -1,0 +1,211 @@
+"""The caching allocators: the per-thread arena (reused, grown, bounded, trimmed, one per thread),
+its locked variant and huge pages.
+
+Tests that look inside an arena take the ``trimmed`` fixture, so what other tests left cached
+cannot blur what they see."""
+
+from __future__ import annotations
+
+import mmap
+import os
+import threading
+
+import pytest
+
+import argonishche
+from argonishche import ArgonishcheMemoryError, ParameterError, argon2_hash
+from argonishche import _allocators
+
+from support import ARENA, HUGEPAGES, KNOWN_TAG, LOCKED, PASSWORD, SALT, SMALL
+from support import FakeEntryPoint, address_of, allocator_plugin, make_registry, needed, run_python
+
+
+def vm_locked_kib() -> int:
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmLck:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    pytest.skip("no VmLck in /proc/self/status")
+
+
+# ---- the arena ------------------------------------------------------------------------------
+
+
+def test_arena_is_reused_on_one_thread_and_grows_for_a_bigger_hash(trimmed):
+    argon2_hash(PASSWORD, SALT, time_cost=1, memory_cost=64, parallelism=1, allocator="arena")
+    first = ARENA._local.arena.mapping
+    assert len(first) == needed(64)
+    argon2_hash(b"other", SALT, time_cost=1, memory_cost=64, parallelism=1, allocator="arena")
+    assert ARENA._local.arena.mapping is first
+    assert argon2_hash(PASSWORD, SALT, allocator="arena", **SMALL) == KNOWN_TAG  # smaller fits
+    assert ARENA._local.arena.mapping is first and not first.closed
+    assert ARENA.cached_bytes() == needed(64)
+
+    bigger = argon2_hash(PASSWORD, SALT, time_cost=1, memory_cost=256, parallelism=2,
+                         allocator="arena")
+    assert bigger == argon2_hash(PASSWORD, SALT, time_cost=1, memory_cost=256, parallelism=2,
+                                 allocator="system")
+    grown = ARENA._local.arena.mapping
+    assert grown is not first and first.closed
+    assert len(grown) == needed(256, 2) == ARENA.cached_bytes()
+
+
+def test_arena_bound_falls_back_to_the_c_allocator(install):
+    class SmallArena(_allocators.ArenaAllocator):
+        name = "small-arena"
+    arena = SmallArena(max_bytes=needed(64))
+    install(make_registry(FakeEntryPoint("zz-small", allocator_plugin(arena))))
+    try:
+        assert argon2_hash(PASSWORD, SALT, allocator="small-arena", **SMALL) == KNOWN_TAG
+        mapping = arena._local.arena.mapping
+        big = dict(time_cost=1, memory_cost=128, parallelism=1)
+        assert argon2_hash(PASSWORD, SALT, allocator="small-arena", **big) == argon2_hash(
+            PASSWORD, SALT, allocator="system", **big)
+        assert arena._local.arena.mapping is mapping and arena.cached_bytes() == needed(32)
+        assert arena.acquire(needed(64) + 1) is None
+        with pytest.raises(ParameterError, match="'small-arena' allocates in C"):
+            argon2_hash(PASSWORD, SALT, allocator="small-arena", wipe=lambda view: None, **big)
+        # at the bound itself the arena still serves
+        argon2_hash(PASSWORD, SALT, allocator="small-arena", time_cost=1, memory_cost=64,
+                    parallelism=1)
+        assert arena.cached_bytes() == needed(64)
+    finally:
+        arena.trim()
+
+
+def test_arena_max_environment_variable_bounds_the_builtin_arenas():
+    result = run_python("""
+        import argonishche
+        from argonishche import _allocators
+        print(_allocators.BUILTIN[1].max_bytes, _allocators.BUILTIN[3].max_bytes)
+        argonishche.argon2_hash(b"password", b"somesalt", time_cost=1, memory_cost=1024,
+                                parallelism=1, allocator="arena")
+        print(_allocators.BUILTIN[1].cached_bytes())
+        argonishche.argon2_hash(b"password", b"somesalt", time_cost=1, memory_cost=2048,
+                                parallelism=1, allocator="arena")
+        print(_allocators.BUILTIN[1].cached_bytes())
+        """, ARGONISHCHE_ARENA_MAX_MIB="1")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [str(2**20)] * 2 + [str(2**20)] * 2
+
+
+def test_trim_memory_returns_cached_bytes(trimmed):
+    assert argonishche.trim_memory() == 0
+    argon2_hash(PASSWORD, SALT, allocator="arena", time_cost=1, memory_cost=128,
+                parallelism=1)
+    argon2_hash(PASSWORD, SALT, allocator="locked", **SMALL)
+    mapping = ARENA._local.arena.mapping
+    cached = ARENA.cached_bytes() + LOCKED.cached_bytes()
+    assert cached == needed(128) + needed(32)
+    assert argonishche.trim_memory() == cached
+    assert ARENA.cached_bytes() == LOCKED.cached_bytes() == 0
+    assert mapping.closed and ARENA._local.arena.mapping is None
+    assert argonishche.trim_memory() == 0
+    assert argon2_hash(PASSWORD, SALT, allocator="arena", **SMALL) == KNOWN_TAG
+
+
+def test_locked_allocator_locks_its_arena_in_ram(trimmed):
+    import resource
+    soft, _ = resource.getrlimit(resource.RLIMIT_MEMLOCK)
+    if os.geteuid() != 0 and soft != resource.RLIM_INFINITY and soft < 2**21:
+        pytest.skip("RLIMIT_MEMLOCK below 2 MiB and not root")
+    before = vm_locked_kib()
+    argon2_hash(PASSWORD, SALT, allocator="locked", time_cost=1, memory_cost=1024,
+                parallelism=1)
+    assert vm_locked_kib() - before >= 1024
+    assert argonishche.trim_memory() == needed(1024)
+    assert vm_locked_kib() == before
+    argon2_hash(PASSWORD, SALT, allocator="arena", time_cost=1, memory_cost=1024,
+                parallelism=1)
+    assert vm_locked_kib() == before  # the plain arena is not locked
+
+
+def test_locked_allocator_never_hands_out_unlocked_memory():
+    # Above its bound the plain arena returns None (the C driver then mallocs unlocked memory);
+    # the locked one refuses, naming the size and the bound to raise.
+    locked = _allocators.LockedAllocator(max_bytes=needed(32))
+    try:
+        with pytest.raises(ArgonishcheMemoryError, match=f"needs {needed(64)} bytes of locked"
+                           ) as info:
+            locked.acquire(needed(64))
+        assert "ARGONISHCHE_ARENA_MAX_MIB" in str(info.value)
+        assert locked.cached_bytes() == 0
+    finally:
+        locked.trim()
+
+
+def test_arenas_of_finished_threads_are_unmapped_when_a_new_thread_starts_one():
+    mappings = {}
+
+    def hash_on_a_thread(key):
+        argon2_hash(PASSWORD, SALT, allocator="arena", **SMALL)
+        mappings[key] = ARENA._local.arena.mapping
+
+    first = threading.Thread(target=hash_on_a_thread, args=("first",))
+    first.start()
+    first.join()
+    old = mappings["first"]
+    assert not old.closed  # kept after its thread ended...
+    second = threading.Thread(target=hash_on_a_thread, args=("second",))
+    second.start()
+    second.join()
+    assert old.closed  # ...until a new thread made its arena
+    assert all(arena.mapping is not old for arena in ARENA._arenas)
+    assert all(arena.thread is not first for arena in ARENA._arenas)
+    assert not mappings["second"].closed
+    argonishche.trim_memory()
+
+
+def test_threads_hashing_at_once_use_different_arenas(trimmed):
+    both_inside = threading.Barrier(2, timeout=20)
+    seen, results = {}, {}
+
+    def wipe(view):
+        seen[threading.get_ident()] = (ARENA._local.arena.mapping, address_of(view))
+        view[:] = bytes(view.nbytes)
+        both_inside.wait()  # each thread holds its memory while the other hashes
+
+    def work(key):
+        results[key] = argon2_hash(PASSWORD, SALT, allocator="arena", wipe=wipe, **SMALL)
+
+    threads = [threading.Thread(target=work, args=(key,)) for key in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == {0: KNOWN_TAG, 1: KNOWN_TAG}
+    (mapping_a, address_a), (mapping_b, address_b) = seen.values()
+    assert mapping_a is not mapping_b and address_a != address_b
+    assert abs(address_a - address_b) >= needed(32)  # not even overlapping
+
+
+# ---- hugepages ------------------------------------------------------------------------------
+
+
+def test_hugepages_buffer_is_2mib_aligned_and_release_unmaps_it():
+    size = needed(4096)
+    view = HUGEPAGES.acquire(size)
+    assert isinstance(view, memoryview) and not view.readonly and len(view) == size
+    assert address_of(view) % _allocators.HUGE_PAGE == 0
+    view[-1:] = b"x"  # the whole requested size is usable
+    mapping = view.obj
+    assert isinstance(mapping, mmap.mmap) and not mapping.closed
+    HUGEPAGES.release(view)
+    assert mapping.closed
+    with pytest.raises(ValueError):
+        view[0]
+    assert HUGEPAGES.cached_bytes() == 0
+
+
+def test_hugepages_hash_runs_in_aligned_memory():
+    addresses = []
+
+    def wipe(view):
+        addresses.append(address_of(view))
+        view[:] = bytes(view.nbytes)
+
+    assert argon2_hash(PASSWORD, SALT, allocator="hugepages", wipe=wipe, **SMALL) == KNOWN_TAG
+    assert len(addresses) == 1 and addresses[0] % _allocators.HUGE_PAGE == 0

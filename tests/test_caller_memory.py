@@ -1,0 +1,122 @@
+"""Caller memory (``memory=``): any writable buffer of ``memory_size()`` bytes, wherever it
+starts; and ``memory_size()`` itself, the blocks Argon2 rounds to plus the alignment slack."""
+
+from __future__ import annotations
+
+import mmap
+
+import pytest
+
+import argonishche
+from argonishche import (
+    ParameterError,
+    ParameterTypeError,
+    argon2_hash,
+    argon2_hash_encoded,
+    argon2_verify,
+)
+
+from support import PASSWORD, SALT, SMALL, buffer_at, mprime
+
+
+def numpy_buffer(n):
+    numpy = pytest.importorskip("numpy")
+    return numpy.zeros(n, dtype=numpy.uint8)
+
+
+@pytest.mark.parametrize("make", [
+    bytearray,
+    lambda n: mmap.mmap(-1, n),
+    numpy_buffer,
+    lambda n: memoryview(bytearray(n + 5))[5:],
+    lambda n: buffer_at(n, 1),   # the worst start: 63 bytes before the first 64-byte boundary
+    lambda n: buffer_at(n, 0),
+], ids=["bytearray", "mmap", "numpy", "unaligned-slice", "address-1-mod-64", "aligned"])
+@pytest.mark.parametrize("parallelism", [1, 4])
+def test_caller_memory_of_memory_size_bytes_works(make, parallelism):
+    costs = dict(time_cost=2, memory_cost=67, parallelism=parallelism)
+    expected = argon2_hash(PASSWORD, SALT, allocator="system", **costs)
+    size = argonishche.memory_size(67, parallelism)
+    memory = make(size)
+    try:
+        assert argon2_hash(PASSWORD, SALT, memory=memory, **costs) == expected
+        assert argon2_verify(argon2_hash_encoded(PASSWORD, SALT, **costs), PASSWORD,
+                             memory=memory) is True
+        assert not any(memoryview(memory).cast("B"))  # wiped, and only inside the buffer
+    finally:
+        if isinstance(memory, mmap.mmap):
+            memory.close()  # BufferError if the driver still held it
+
+
+def test_caller_memory_one_byte_short_is_an_error_naming_the_size():
+    size = argonishche.memory_size(64, 2)
+    with pytest.raises(ParameterError) as info:
+        argon2_hash(PASSWORD, SALT, time_cost=1, memory_cost=64, parallelism=2,
+                    memory=buffer_at(size - 1, 1))
+    message = str(info.value)
+    assert f"needs {size}" in message and f"memory is {size - 1} bytes" in message
+    assert "memory_size" in message
+
+
+def test_caller_memory_one_byte_short_is_refused_wherever_it_starts():
+    size = argonishche.memory_size(64, 2)
+    with pytest.raises(ParameterError, match=f"needs {size}"):
+        argon2_hash(PASSWORD, SALT, time_cost=1, memory_cost=64, parallelism=2,
+                    memory=buffer_at(size - 1, 0))
+
+
+@pytest.mark.parametrize("make", [bytes, lambda n: memoryview(bytearray(n)).toreadonly(),
+                                  lambda n: n], ids=["bytes", "readonly-view", "int"])
+def test_caller_memory_must_be_a_writable_buffer(make):
+    with pytest.raises(ParameterTypeError, match="memory must be a writable buffer"):
+        argon2_hash(PASSWORD, SALT, memory=make(argonishche.memory_size(32)), **SMALL)
+
+
+def test_memory_and_allocator_together_is_an_error(acquire_log):
+    memory = bytearray(argonishche.memory_size(32))
+    called = []
+    with pytest.raises(ParameterError, match="memory= or allocator="):
+        argon2_hash(PASSWORD, SALT, memory=memory, allocator="arena", wipe=called.append,
+                    **SMALL)
+    assert acquire_log == [] and called == [] and not any(memory)
+
+
+@pytest.mark.parametrize("memory_cost, parallelism", [
+    (8, 1), (32, 1), (33, 1), (35, 1), (67, 4), (100, 3), (4096, 4), (4097, 7), (2**20, 16),
+    (2**32 - 1, 1), (2**32 - 1, 3)])
+def test_memory_size_is_rounded_blocks_plus_alignment_slack(memory_cost, parallelism):
+    expected = mprime(memory_cost, parallelism) * 1024 + 63
+    assert argonishche.memory_size(memory_cost, parallelism) == expected
+    if parallelism == 1:
+        assert argonishche.memory_size(memory_cost) == expected
+
+
+def test_memory_size_checks_its_parameters():
+    with pytest.raises(ParameterError, match="memory_cost"):
+        argonishche.memory_size(15, 2)  # m must be at least 8p
+    with pytest.raises(ParameterError, match="parallelism"):
+        argonishche.memory_size(64, 0)
+
+
+# ---- memory_size ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("memory_cost, parallelism, kib", [
+    (8, 1, 8), (9, 1, 8), (11, 1, 8), (12, 1, 12), (32, 1, 32), (33, 1, 32), (65536, 1, 65536),
+    (65536, 4, 65536), (29, 3, 24), (100, 8, 96), (64, 8, 64), (127, 8, 96),
+    (2**32 - 1, 1, 2**32 - 4),
+])
+def test_memory_size(memory_cost, parallelism, kib):
+    assert argonishche.memory_size(memory_cost, parallelism) == kib * 1024 + 63  # + alignment
+
+
+def test_memory_size_default_parallelism_and_bad_input():
+    assert argonishche.memory_size(65536) == 64 * 2**20 + 63
+    with pytest.raises(ParameterError, match="memory_cost"):
+        argonishche.memory_size(7)
+    with pytest.raises(ParameterError, match="memory_cost"):
+        argonishche.memory_size(31, 4)
+    with pytest.raises(ParameterError, match="parallelism"):
+        argonishche.memory_size(64, 0)
+    with pytest.raises(ParameterTypeError, match="memory_cost"):
+        argonishche.memory_size(64.0)
