@@ -11,7 +11,10 @@ env names, is ignored):
 The interpreter runs through a wrapper script next to it, and sees the wrapper as sys.executable,
 so the child Pythons the tests start are emulated too (QEMU alone would run them natively).
 ``ARGONISHCHE_EMULATOR=sde`` or ``=qemu`` picks the emulator; with neither on PATH this fails
-with a message saying what to install.  Facts behind the table: shared/EMULATION.md.
+with a message saying what to install.  Facts behind the table, observed with QEMU 7.2
+(Debian 12's qemu-user) in November 2026: each model below enforces its features (an instruction
+it lacks raises SIGILL, and CPUID reports the model's features), QEMU's TCG has no AVX-512, and
+SDE's chip flags are those of its documentation (``sde64 -help``).
 """
 
 from __future__ import annotations
