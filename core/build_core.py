@@ -74,7 +74,7 @@ ffibuilder.set_source(
     "argonishche._core",
     '#include "argonishche_core.h"',
     sources=[os.path.join(CSRC, name) for name in
-             ("argon2.c", "blake2b.c", "cpu_features.c", "memory.c")],
+             ("arena.c", "argon2.c", "blake2b.c", "cpu_features.c", "memory.c")],
     include_dirs=[CSRC, INCLUDE],
     # Optimisation only: the core must import on any x86-64 CPU, so no ISA flags here.
     extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra"],

@@ -9,6 +9,7 @@ from __future__ import annotations
 import mmap
 import os
 import threading
+import time
 
 import pytest
 
@@ -36,21 +37,38 @@ def vm_locked_kib() -> int:
 
 def test_arena_is_reused_on_one_thread_and_grows_for_a_bigger_hash(trimmed):
     argon2_hash(PASSWORD, SALT, time_cost=1, memory_cost=64, parallelism=1, allocator="arena")
-    first = ARENA._local.arena.mapping
-    assert len(first) == needed(64)
+    first = ARENA.thread_memory()
+    assert first[0] and first[1] == needed(64)
     argon2_hash(b"other", SALT, time_cost=1, memory_cost=64, parallelism=1, allocator="arena")
-    assert ARENA._local.arena.mapping is first
+    assert ARENA.thread_memory() == first
     assert argon2_hash(PASSWORD, SALT, allocator="arena", **SMALL) == KNOWN_TAG  # smaller fits
-    assert ARENA._local.arena.mapping is first and not first.closed
+    assert ARENA.thread_memory() == first
     assert ARENA.cached_bytes() == needed(64)
 
     bigger = argon2_hash(PASSWORD, SALT, time_cost=1, memory_cost=256, parallelism=2,
                          allocator="arena")
     assert bigger == argon2_hash(PASSWORD, SALT, time_cost=1, memory_cost=256, parallelism=2,
                                  allocator="system")
-    grown = ARENA._local.arena.mapping
-    assert grown is not first and first.closed
-    assert len(grown) == needed(256, 2) == ARENA.cached_bytes()
+    grown = ARENA.thread_memory()
+    assert grown[1] == needed(256, 2) == ARENA.cached_bytes()
+
+
+def test_arena_keeps_at_most_its_retain_bound_after_a_hash(install):
+    class Retaining(_allocators.ArenaAllocator):
+        name = "retaining"
+    arena = Retaining(max_bytes=needed(1024), retain_bytes=needed(64))
+    install(make_registry(FakeEntryPoint("zz-retain", allocator_plugin(arena))))
+    try:
+        argon2_hash(PASSWORD, SALT, allocator="retaining", time_cost=1, memory_cost=64,
+                    parallelism=1)
+        assert arena.thread_memory()[1] == needed(64)  # at the bound: kept
+        tag = argon2_hash(PASSWORD, SALT, allocator="retaining", time_cost=1, memory_cost=1024,
+                          parallelism=1)
+        assert tag == argon2_hash(PASSWORD, SALT, allocator="system", time_cost=1,
+                                  memory_cost=1024, parallelism=1)
+        assert arena.thread_memory() == (0, 0) and arena.cached_bytes() == 0  # given back
+    finally:
+        arena.trim()
 
 
 def test_arena_bound_falls_back_to_the_c_allocator(install):
@@ -60,11 +78,11 @@ def test_arena_bound_falls_back_to_the_c_allocator(install):
     install(make_registry(FakeEntryPoint("zz-small", allocator_plugin(arena))))
     try:
         assert argon2_hash(PASSWORD, SALT, allocator="small-arena", **SMALL) == KNOWN_TAG
-        mapping = arena._local.arena.mapping
+        kept = arena.thread_memory()
         big = dict(time_cost=1, memory_cost=128, parallelism=1)
         assert argon2_hash(PASSWORD, SALT, allocator="small-arena", **big) == argon2_hash(
             PASSWORD, SALT, allocator="system", **big)
-        assert arena._local.arena.mapping is mapping and arena.cached_bytes() == needed(32)
+        assert arena.thread_memory() == kept and arena.cached_bytes() == needed(32)
         assert arena.acquire(needed(64) + 1) is None
         with pytest.raises(ParameterError, match="'small-arena' allocates in C"):
             argon2_hash(PASSWORD, SALT, allocator="small-arena", wipe=lambda view: None, **big)
@@ -97,12 +115,11 @@ def test_trim_memory_returns_cached_bytes(trimmed):
     argon2_hash(PASSWORD, SALT, allocator="arena", time_cost=1, memory_cost=128,
                 parallelism=1)
     argon2_hash(PASSWORD, SALT, allocator="locked", **SMALL)
-    mapping = ARENA._local.arena.mapping
     cached = ARENA.cached_bytes() + LOCKED.cached_bytes()
     assert cached == needed(128) + needed(32)
     assert argonishche.trim_memory() == cached
     assert ARENA.cached_bytes() == LOCKED.cached_bytes() == 0
-    assert mapping.closed and ARENA._local.arena.mapping is None
+    assert ARENA.thread_memory() == (0, 0)
     assert argonishche.trim_memory() == 0
     assert argon2_hash(PASSWORD, SALT, allocator="arena", **SMALL) == KNOWN_TAG
 
@@ -137,39 +154,41 @@ def test_locked_allocator_never_hands_out_unlocked_memory():
         locked.trim()
 
 
-def test_arenas_of_finished_threads_are_unmapped_when_a_new_thread_starts_one():
-    mappings = {}
+def test_a_threads_memory_goes_back_when_the_thread_ends(trimmed):
+    seen = {}
 
     def hash_on_a_thread(key):
-        argon2_hash(PASSWORD, SALT, allocator="arena", **SMALL)
-        mappings[key] = ARENA._local.arena.mapping
+        argon2_hash(PASSWORD, SALT, allocator="arena", time_cost=1, memory_cost=256,
+                    parallelism=1)
+        seen[key] = (ARENA.thread_memory(), ARENA.cached_bytes())
 
-    first = threading.Thread(target=hash_on_a_thread, args=("first",))
-    first.start()
-    first.join()
-    old = mappings["first"]
-    assert not old.closed  # kept after its thread ended...
-    second = threading.Thread(target=hash_on_a_thread, args=("second",))
-    second.start()
-    second.join()
-    assert old.closed  # ...until a new thread made its arena
-    assert all(arena.mapping is not old for arena in ARENA._arenas)
-    assert all(arena.thread is not first for arena in ARENA._arenas)
-    assert not mappings["second"].closed
-    argonishche.trim_memory()
+    for key in ("threading", "_thread"):
+        if key == "threading":
+            thread = threading.Thread(target=hash_on_a_thread, args=(key,))
+            thread.start()
+            thread.join()
+        else:  # a thread threading knows nothing of: reclaimed all the same
+            import _thread
+            done = threading.Event()
+            _thread.start_new_thread(lambda k=key, d=done: (hash_on_a_thread(k), d.set()), ())
+            assert done.wait(30)
+        # join() and the event return a moment before the OS thread has ended
+        deadline = time.monotonic() + 30
+        while ARENA.cached_bytes() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        (address, size), cached_inside = seen[key]
+        assert address and size == needed(256) and cached_inside == needed(256)
+        assert ARENA.cached_bytes() == 0, key
 
 
 def test_threads_hashing_at_once_use_different_arenas(trimmed):
     both_inside = threading.Barrier(2, timeout=20)
     seen, results = {}, {}
 
-    def wipe(view):
-        seen[threading.get_ident()] = (ARENA._local.arena.mapping, address_of(view))
-        view[:] = bytes(view.nbytes)
-        both_inside.wait()  # each thread holds its memory while the other hashes
-
     def work(key):
-        results[key] = argon2_hash(PASSWORD, SALT, allocator="arena", wipe=wipe, **SMALL)
+        results[key] = argon2_hash(PASSWORD, SALT, allocator="arena", **SMALL)
+        seen[key] = ARENA.thread_memory()
+        both_inside.wait()  # both threads still exist, so both keep their memory
 
     threads = [threading.Thread(target=work, args=(key,)) for key in range(2)]
     for thread in threads:
@@ -177,8 +196,8 @@ def test_threads_hashing_at_once_use_different_arenas(trimmed):
     for thread in threads:
         thread.join()
     assert results == {0: KNOWN_TAG, 1: KNOWN_TAG}
-    (mapping_a, address_a), (mapping_b, address_b) = seen.values()
-    assert mapping_a is not mapping_b and address_a != address_b
+    (address_a, size_a), (address_b, size_b) = seen.values()
+    assert size_a == size_b == needed(32)
     assert abs(address_a - address_b) >= needed(32)  # not even overlapping
 
 
@@ -200,7 +219,7 @@ def test_hugepages_buffer_is_2mib_aligned_and_release_unmaps_it():
     assert HUGEPAGES.cached_bytes() == 0
 
 
-def test_hugepages_hash_runs_in_aligned_memory():
+def test_hugepages_hash_runs_in_aligned_memory(install):
     addresses = []
 
     def wipe(view):
@@ -209,3 +228,16 @@ def test_hugepages_hash_runs_in_aligned_memory():
 
     assert argon2_hash(PASSWORD, SALT, allocator="hugepages", wipe=wipe, **SMALL) == KNOWN_TAG
     assert len(addresses) == 1 and addresses[0] % _allocators.HUGE_PAGE == 0
+    assert HUGEPAGES.cached_bytes() == 0  # a fresh mapping per hash
+
+    class Keeping(_allocators.HugePagesAllocator):  # keeps its memory, so it can be seen
+        name = "keeping-hugepages"
+        retain_bytes = _allocators.HUGE_PAGE
+    keeping = Keeping()
+    install(make_registry(FakeEntryPoint("zz-keep", allocator_plugin(keeping))))
+    try:
+        assert argon2_hash(PASSWORD, SALT, allocator="keeping-hugepages", **SMALL) == KNOWN_TAG
+        address, size = keeping.thread_memory()
+        assert address % _allocators.HUGE_PAGE == 0 and size == _allocators.HUGE_PAGE
+    finally:
+        keeping.trim()

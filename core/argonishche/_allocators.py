@@ -1,4 +1,4 @@
-"""The built-in Argon2 work-memory allocators, registered as a plugin like any third party's.
+"""The built-in Argon2 work-memory allocators, registered directly by the registry.
 
 Why more than one: from 32 MiB up glibc serves every allocation with a fresh mmap, so a hash
 that allocates its memory takes one page fault per 4 KiB (8,193 faults, about 13 ms, at 32 MiB)
@@ -7,19 +7,26 @@ and the kernel zeroes every page first; reusing memory that is already mapped av
 VM with glibc 2.36 in November 2026).
 
 - ``system``: allocate and free in C for every hash, exactly like the reference implementation.
-- ``arena`` (the default): one mapping per thread, reused by every hash on that thread, grown to
-  the largest hash seen and bounded by ``ARGONISHCHE_ARENA_MAX_MIB`` (default 1024) per thread,
-  read from the settings on first use;
-  a larger hash falls back to ``system``.  :func:`argonishche.trim_memory` and interpreter exit
-  return it to the OS.
+- ``arena`` (the default): each thread's memory is kept between its hashes, grown to the largest
+  hash seen; a hash above ``ARGONISHCHE_ARENA_MAX_MIB`` (default 1024) allocates like
+  ``system``, and after a hash the thread keeps at most ``ARGONISHCHE_ARENA_RETAIN_MIB``
+  (default 64): one burst of large hashes (attacker-chosen costs, within the limits) does not
+  decide what the process holds from then on.  A thread's memory goes back to the OS when the
+  thread ends, however it was started; :func:`argonishche.trim_memory` and interpreter exit
+  return every idle thread's.
 - ``hugepages``: a fresh mapping per hash, advised for transparent 2 MiB pages, so a 32 MiB hash
   takes 16 faults instead of 8,192; where the OS gives no huge pages it is an ordinary mapping.
-- ``locked``: like ``arena``, but the mapping is mlock'ed: never written to swap.  Needs
+- ``locked``: like ``arena``, but every mapping is mlock'ed: never written to swap.  Needs
   ``RLIMIT_MEMLOCK`` (``ulimit -l``) room, or CAP_IPC_LOCK; refusing is a clear error, and so is
-  a hash above the bound (it has no unlocked fallback).
+  a hash above the bound (it has no unlocked fallback).  A forked child drops the parent's locked
+  memory (locks are not inherited) and locks anew.
 
-Every mapping is also marked MADV_DONTDUMP where available: work memory holds password-derived
-data and has no business in a core dump.
+The three mapping allocators are C arenas (``core/csrc/arena.c``): the memory is taken, used
+and given back inside the one C call that hashes, with the GIL released, so no Python exception
+(a signal handler's, say) can leave it half taken, and no other thread waits while it is mapped.
+A wipe callback needs memory Python can see: with one, :meth:`acquire` lends a fresh mapping
+for that hash instead.  Every mapping is marked MADV_DONTDUMP where available: work memory holds
+password-derived data and has no business in a core dump.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ from __future__ import annotations
 import atexit
 import mmap
 import os
-import threading
+from typing import Any
 
 from . import _settings
 from ._core import ffi, lib
@@ -41,11 +48,11 @@ MIB = 1024 * 1024
 
 def _map(size: int, *, populate: bool, huge: bool = False) -> mmap.mmap:
     """An anonymous private mapping of *size* bytes (page aligned, so 64-byte aligned)."""
-    flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS
+    flags = getattr(mmap, "MAP_PRIVATE", 0) | getattr(mmap, "MAP_ANONYMOUS", 0)
     if populate and hasattr(mmap, "MAP_POPULATE"):
         flags |= mmap.MAP_POPULATE  # fault every page in now, not during the hash
     try:
-        mapping = mmap.mmap(-1, size, flags=flags)
+        mapping = mmap.mmap(-1, size, flags=flags) if flags else mmap.mmap(-1, size)
     except OSError as exc:
         raise ArgonishcheMemoryError(f"could not map {size} bytes of Argon2 work memory: {exc}") \
             from None
@@ -62,62 +69,26 @@ class SystemAllocator(Allocator):
     name = "system"
     description = "allocate and free in C for every hash, like the reference implementation"
 
-    def acquire(self, size: int):
+    def acquire(self, size: int) -> None:
         return None
-
-
-class HugePagesAllocator(Allocator):
-    name = "hugepages"
-    description = "a fresh mapping per hash, advised for 2 MiB transparent huge pages"
-
-    def acquire(self, size: int):
-        # Only 2 MiB-aligned ranges can be huge pages: map one page more and start aligned.
-        mapping = _map(size + HUGE_PAGE, populate=False, huge=True)
-        address = int(ffi.cast("uintptr_t", ffi.from_buffer(mapping)))
-        offset = -address % HUGE_PAGE
-        return memoryview(mapping)[offset:offset + size]
-
-    def release(self, buffer) -> None:
-        mapping = buffer.obj
-        buffer.release()
-        mapping.close()
-
-
-class _Arena:
-    """One thread's mapping; `busy` while a hash on that thread uses it."""
-
-    __slots__ = ("mapping", "busy", "thread")
-
-    def __init__(self) -> None:
-        self.mapping: mmap.mmap | None = None
-        self.busy = False
-        self.thread = threading.current_thread()
 
 
 class ArenaAllocator(Allocator):
     name = "arena"
     description = "per-thread memory reused across hashes, pre-faulted, bounded"
-    lock_pages = False
+    #: Flags of the C arena (ARGONISHCHE_ARENA_LOCKED, ARGONISHCHE_ARENA_HUGE_PAGES).
+    arena_flags = 0
 
-    def __init__(self, max_bytes: int | None = None) -> None:
-        """:param max_bytes: the bound per thread; None: ``ARGONISHCHE_ARENA_MAX_MIB``."""
+    def __init__(self, max_bytes: int | None = None, retain_bytes: int | None = None) -> None:
+        """:param max_bytes: the largest hash served from the arena (None: the setting
+            ``ARGONISHCHE_ARENA_MAX_MIB``).
+        :param retain_bytes: the most a thread keeps mapped after a hash (None: the setting
+            ``ARGONISHCHE_ARENA_RETAIN_MIB``)."""
         self._max_bytes = max_bytes
-        self._local = threading.local()
-        self._arenas: list[_Arena] = []   # every thread's, so trim() reaches them all
-        self._lock = threading.Lock()
-
-    def _arena(self) -> _Arena:
-        arena = getattr(self._local, "arena", None)
-        if arena is None:
-            arena = self._local.arena = _Arena()
-            with self._lock:
-                # A new thread is the moment to return the memory of threads that have ended
-                # (a finished thread pool's), so it never outlives them for long.
-                for ended in [a for a in self._arenas if not a.thread.is_alive()]:
-                    self._unmap(ended)
-                    self._arenas.remove(ended)
-                self._arenas.append(arena)
-        return arena
+        self._retain_bytes = retain_bytes
+        self.c_arena = lib.argonishche_arena_new(self.arena_flags)
+        if self.c_arena == ffi.NULL:
+            raise ArgonishcheMemoryError("could not allocate an arena's bookkeeping")
 
     @property
     def max_bytes(self) -> int:
@@ -125,69 +96,95 @@ class ArenaAllocator(Allocator):
             return _settings.current().arena_max_mib * MIB
         return self._max_bytes
 
-    def acquire(self, size: int):
-        if size > self.max_bytes:
-            if self.lock_pages:  # falling back would break the promise of never swapping
-                raise ArgonishcheMemoryError(
-                    f"the hash needs {size} bytes of locked memory, above the bound of "
-                    f"{self.max_bytes} per thread: raise {ARENA_MAX_ENV}")
-            return None  # beyond the bound: this hash allocates and frees like `system`
-        arena = self._arena()
-        if arena.busy:  # re-entered on one thread (a wipe callback hashing): don't share
-            return None
-        if arena.mapping is None or len(arena.mapping) < size:
-            self._unmap(arena)
-            arena.mapping = self._new_mapping(size)
-        arena.busy = True
-        return memoryview(arena.mapping)[:size]
+    @property
+    def retain_bytes(self) -> int:
+        if self._retain_bytes is None:
+            return min(_settings.current().arena_retain_mib * MIB, self.max_bytes)
+        return self._retain_bytes
 
-    def _new_mapping(self, size: int) -> mmap.mmap:
+    @property
+    def locked(self) -> bool:
+        return bool(self.arena_flags & lib.ARGONISHCHE_ARENA_LOCKED)
+
+    def failure(self, status: int, size: int, os_error: int) -> Exception | None:
+        """The exception for a C arena status this allocator explains, else None."""
+        if status == lib.ARGONISHCHE_ERR_OVER_BOUND:
+            return ArgonishcheMemoryError(
+                f"the hash needs {size} bytes of locked memory, above the bound of "
+                f"{self.max_bytes} per thread: raise {ARENA_MAX_ENV}")
+        if status == lib.ARGONISHCHE_ERR_LOCK:
+            return ArgonishcheMemoryError(
+                f"could not lock {size} bytes of Argon2 work memory in RAM "
+                f"({os.strerror(os_error)}): raise RLIMIT_MEMLOCK (ulimit -l) or use another "
+                f"allocator")
+        if status == lib.ARGONISHCHE_ERR_NO_MEMORY and os_error:
+            return ArgonishcheMemoryError(f"could not map {size} bytes of Argon2 work memory: "
+                                          f"{os.strerror(os_error)}")
+        return None
+
+    def acquire(self, size: int) -> memoryview | None:
+        """A fresh mapping for one hash that Python must see (a wipe callback's): the kept
+        per-thread memory is only ever lent inside the C call that hashes."""
+        if size > self.max_bytes:
+            if self.locked:  # falling back would break the promise of never swapping
+                raise self.failure(lib.ARGONISHCHE_ERR_OVER_BOUND, size, 0)  # type: ignore[misc]
+            return None
         mapping = _map(size, populate=True)
-        if self.lock_pages:
+        if self.locked:
             view = ffi.from_buffer(mapping)
             error = lib.argonishche_lock_memory(view, len(view))
             ffi.release(view)  # the mapping cannot be closed while a view exports it
             if error:
                 mapping.close()
-                raise ArgonishcheMemoryError(
-                    f"could not lock {size} bytes of Argon2 work memory in RAM "
-                    f"({os.strerror(error)}): raise RLIMIT_MEMLOCK (ulimit -l) or use another "
-                    f"allocator")
-        return mapping
+                raise self.failure(lib.ARGONISHCHE_ERR_LOCK, size, error)  # type: ignore[misc]
+        return memoryview(mapping)[:size]
 
-    def release(self, buffer) -> None:
+    def release(self, buffer: Any) -> None:
+        mapping = buffer.obj
         buffer.release()
-        self._arena().busy = False
-
-    def _unmap(self, arena: _Arena) -> int:
-        if arena.mapping is None:
-            return 0
-        size = len(arena.mapping)
-        view = ffi.from_buffer(arena.mapping)
-        lib.argonishche_secure_wipe(view, size)
+        view = ffi.from_buffer(mapping)
+        lib.argonishche_secure_wipe(view, len(view))
         ffi.release(view)
-        arena.mapping.close()  # munmap also unlocks
-        arena.mapping = None
-        return size
+        mapping.close()
 
     def trim(self) -> int:
-        """Unmap every thread's arena that is not in use right now."""
-        freed = 0
-        with self._lock:
-            for arena in self._arenas:
-                if not arena.busy:
-                    freed += self._unmap(arena)
-        return freed
+        """Unmap every thread's kept memory that no hash is using now (wiped first where the
+        last hash opted out of the wipe)."""
+        return lib.argonishche_arena_trim(self.c_arena)
 
     def cached_bytes(self) -> int:
-        with self._lock:
-            return sum(len(a.mapping) for a in self._arenas if a.mapping is not None)
+        return lib.argonishche_arena_cached_bytes(self.c_arena)
+
+    def thread_memory(self) -> tuple[int, int]:
+        """(address, bytes) of the memory the calling thread keeps, (0, 0) if none."""
+        size = ffi.new("size_t *")
+        address = lib.argonishche_arena_thread_memory(self.c_arena, size)
+        return int(ffi.cast("uintptr_t", address)), size[0]
 
 
 class LockedAllocator(ArenaAllocator):
     name = "locked"
     description = "like arena, but mlock'ed: the work memory is never written to swap"
-    lock_pages = True
+    arena_flags = lib.ARGONISHCHE_ARENA_LOCKED
+
+
+class HugePagesAllocator(ArenaAllocator):
+    name = "hugepages"
+    description = "a fresh mapping per hash, advised for 2 MiB transparent huge pages"
+    arena_flags = lib.ARGONISHCHE_ARENA_HUGE_PAGES
+
+    @property
+    def retain_bytes(self) -> int:
+        return 0  # a fresh mapping per hash: what makes it "hugepages" and not an arena
+
+    def acquire(self, size: int) -> memoryview | None:
+        if size > self.max_bytes:
+            return None
+        # Only 2 MiB-aligned ranges can be huge pages: map one page more and start aligned.
+        mapping = _map(size + HUGE_PAGE, populate=False, huge=True)
+        address = int(ffi.cast("uintptr_t", ffi.from_buffer(mapping)))
+        offset = -address % HUGE_PAGE
+        return memoryview(mapping)[offset:offset + size]
 
 
 BUILTIN = (SystemAllocator(), ArenaAllocator(), HugePagesAllocator(), LockedAllocator())
@@ -200,10 +197,10 @@ def _trim_at_exit() -> None:
 
 
 class BuiltinAllocators:
-    """The plugin object behind the ``allocators`` entry point."""
+    """The plugin object the registry registers first and directly."""
 
     @hookimpl
-    def argonishche_register_allocators(self, register) -> None:
+    def argonishche_register_allocators(self, register: Any) -> None:
         for allocator in BUILTIN:
             register(allocator)
 

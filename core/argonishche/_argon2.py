@@ -64,19 +64,22 @@ def _check_caller_memory(memory: Buffer, params: Argon2Params) -> None:
                              f"(argonishche.memory_size)")
 
 
-def _compute(params: Argon2Params, password: Buffer | str, salt: Buffer, secret: Buffer,
+def _compute(params: Argon2Params, password: Buffer | str, salt: bytes, secret: Buffer,
              associated_data: Buffer, threads: int | None, backend: str | None,
              allocator: str | None = None, memory: Buffer | None = None,
              wipe: Wipe = True) -> bytes:
+    """The tag; *salt* is ``bytes`` (see :func:`_salt`), so the one the hash reads is the one
+    the caller encodes."""
     reg = _registry.get()
     argon2_table = reg.kernel_table("argon2", backend)
     blake2b_table = reg.kernel_table("blake2b", backend)
-    inputs = dict(password=byte_buffer("password", password, allow_str=True),
-                  salt=byte_buffer("salt", salt, min_len=MIN_SALT_LEN),
+    inputs = dict(password=byte_buffer("password", password, allow_str=True), salt=salt,
                   secret=byte_buffer("secret", secret),
                   associated_data=byte_buffer("associated_data", associated_data))
     wipe_in_c, wipe_callback = _wipe_policy(wipe)
     owner = None
+    buffer = None
+    arena = None
     if memory is not None:
         if allocator is not None:
             raise ParameterError("pass memory= or allocator=, not both")
@@ -84,17 +87,21 @@ def _compute(params: Argon2Params, password: Buffer | str, salt: Buffer, secret:
         buffer = memory
     else:
         owner = reg.allocator(allocator)
-        buffer = owner.acquire(_driver.memory_size(params.memory_cost, params.parallelism))
-        if wipe_callback is not None and buffer is None:  # nothing acquired: nothing to release
-            raise ParameterError(f"a wipe callback needs memory Python can see, and allocator "
-                                 f"{owner.name!r} allocates in C: use another allocator or "
-                                 f"memory=")
+        if wipe_callback is None and getattr(owner, "c_arena", None) is not None:
+            arena = owner  # its memory is taken and given back inside the C call
+        else:
+            buffer = owner.acquire(_driver.memory_size(params.memory_cost, params.parallelism))
+            if wipe_callback is not None and buffer is None:  # nothing acquired, nothing to free
+                raise ParameterError(f"a wipe callback needs memory Python can see, and "
+                                     f"allocator {owner.name!r} allocates in C: use another "
+                                     f"allocator or memory=")
     try:
         return _driver.argon2(
             argon2_table, blake2b_table, type=params.type.label, version=params.version,
             time_cost=params.time_cost, memory_cost=params.memory_cost,
             parallelism=params.parallelism, threads=params.threads(threads),
-            hash_len=params.hash_len, memory=buffer, wipe_memory=wipe_in_c, **inputs)
+            hash_len=params.hash_len, memory=buffer, wipe_memory=wipe_in_c, arena=arena,
+            **inputs)
     finally:
         try:
             if wipe_callback is not None and buffer is not None:
@@ -103,6 +110,12 @@ def _compute(params: Argon2Params, password: Buffer | str, salt: Buffer, secret:
         finally:  # even if the callback raised: the allocator gets its memory back
             if owner is not None and buffer is not None:
                 owner.release(buffer)
+
+
+def _salt(salt: Buffer) -> bytes:
+    """The salt, checked and read once into ``bytes``: a bytearray changed by another thread
+    mid-hash must not give a tag for one salt and a PHC string naming another."""
+    return bytes(byte_buffer("salt", salt, min_len=MIN_SALT_LEN))
 
 
 def argon2_hash(password: Buffer | str, salt: Buffer, *, type: TypeLike = DEFAULTS.type,
@@ -130,7 +143,7 @@ def argon2_hash(password: Buffer | str, salt: Buffer, *, type: TypeLike = DEFAUL
     params = Argon2Params.check(type=type, version=version, time_cost=time_cost,
                                 memory_cost=memory_cost, parallelism=parallelism,
                                 hash_len=hash_len)
-    return _compute(params, password, salt, secret, associated_data, threads, backend,
+    return _compute(params, password, _salt(salt), secret, associated_data, threads, backend,
                     allocator, memory, wipe)
 
 
@@ -147,10 +160,11 @@ def argon2_hash_encoded(password: Buffer | str, salt: Buffer, *,
     params = Argon2Params.check(type=type, version=version, time_cost=time_cost,
                                 memory_cost=memory_cost, parallelism=parallelism,
                                 hash_len=hash_len)
-    tag = _compute(params, password, salt, secret, associated_data, threads, backend, allocator,
-                   memory, wipe)
+    salt_bytes = _salt(salt)
+    tag = _compute(params, password, salt_bytes, secret, associated_data, threads, backend,
+                   allocator, memory, wipe)
     return _phc.encode(params.type.label, params.version, params.memory_cost, params.time_cost,
-                      params.parallelism, bytes(byte_buffer("salt", salt)), tag)
+                      params.parallelism, salt_bytes, tag)
 
 
 def params_of(encoded: str | bytes,

@@ -7,6 +7,8 @@ by the public API and by the self-test alike.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ._core import ffi, lib
 from .exceptions import ArgonishcheMemoryError, HashingError, ParameterError, ParameterTypeError
 
@@ -24,26 +26,50 @@ def memory_size(memory_cost: int, parallelism: int) -> int:
     return lib.argonishche_argon2_memory_size(memory_cost, parallelism)
 
 
-def argon2(argon2_table, blake2b_table, *, type: str, version: int, time_cost: int,
-           memory_cost: int, parallelism: int, threads: int, password, salt, secret,
-           associated_data, hash_len: int, memory=None, wipe_memory: bool = True) -> bytes:
-    """The raw Argon2 tag.  Buffers are any C-contiguous bytes-like objects.
+def _owned_copy(data: Any) -> tuple[Any, int, Any]:
+    """(argument, length, copy to wipe or None): *data* for the C call, read exactly once.
 
+    ``bytes`` cannot change, so it is passed as it is.  Any other buffer (a bytearray, say) is
+    copied once into C memory that the hash owns and that is wiped after it: another thread
+    changing the caller's buffer mid-hash then cannot make the hash read two versions of it.
+    """
+    if type(data) is bytes:
+        return ffi.from_buffer(data), len(data), None
+    view = ffi.from_buffer(data)
+    size = len(view)
+    copy = ffi.new("uint8_t[]", max(size, 1))
+    ffi.memmove(copy, view, size)
+    ffi.release(view)
+    return copy, size, copy
+
+
+def argon2(argon2_table: Any, blake2b_table: Any, *, type: str, version: int, time_cost: int,
+           memory_cost: int, parallelism: int, threads: int, password: Any, salt: bytes,
+           secret: Any, associated_data: Any, hash_len: int, memory: Any = None,
+           wipe_memory: bool = True, arena: Any = None) -> bytes:
+    """The raw Argon2 tag.
+
+    :param password: and :param secret: and :param associated_data: any C-contiguous
+        bytes-like objects, each read once (see :func:`_owned_copy`).
+    :param salt: ``bytes``: the caller encodes the same object into a PHC string.
     :param memory: a writable buffer of at least :func:`memory_size` bytes if 64-byte aligned,
-        up to ALIGNMENT_SLACK more if not; None: the C driver allocates and frees the memory.
+        up to ALIGNMENT_SLACK more if not, that no other running hash uses; None: *arena*'s, or
+        memory the C driver allocates and frees.
     :param wipe_memory: securely wipe the work memory before returning.
+    :param arena: an allocator with a C arena (``c_arena``, ``max_bytes``, ``retain_bytes``,
+        ``failure()``), which lends the calling thread's memory inside the one C call.
     """
     tag = bytearray(hash_len)
-    # from_buffer keeps each Python buffer alive and unmoved for the duration of the call.
-    password_c, salt_c, secret_c, ad_c, tag_c = (
-        ffi.from_buffer(b) for b in (password, salt, secret, associated_data, tag))
+    (password_c, password_len, password_copy), (secret_c, secret_len, secret_copy), \
+        (ad_c, ad_len, _) = (_owned_copy(data) for data in (password, secret, associated_data))
+    tag_c = ffi.from_buffer(tag)
     request = ffi.new("argonishche_argon2_request *", {
         "type": TYPE_CODES[type], "version": version, "time_cost": time_cost,
         "memory_cost": memory_cost, "lanes": parallelism, "threads": threads,
-        "password": password_c, "password_len": len(password_c),
-        "salt": salt_c, "salt_len": len(salt_c),
-        "secret": secret_c, "secret_len": len(secret_c),
-        "associated_data": ad_c, "associated_data_len": len(ad_c),
+        "password": password_c, "password_len": password_len,
+        "salt": ffi.from_buffer(salt), "salt_len": len(salt),
+        "secret": secret_c, "secret_len": secret_len,
+        "associated_data": ad_c, "associated_data_len": ad_len,
         "tag": tag_c, "tag_len": hash_len, "wipe_memory": wipe_memory,
     })
     memory_c = None
@@ -55,23 +81,37 @@ def argon2(argon2_table, blake2b_table, *, type: str, version: int, time_cost: i
                                      f"array...), not {memory.__class__.__name__}") from None
         request.memory = memory_c
         request.memory_len = given = len(memory_c)
+    os_error = ffi.new("int *")
     try:
-        status = lib.argonishche_argon2_hash(argon2_table, blake2b_table, request)
+        if arena is not None and memory_c is None:
+            status = lib.argonishche_arena_argon2_hash(
+                arena.c_arena, argon2_table, blake2b_table, request, arena.max_bytes,
+                arena.retain_bytes, os_error)
+        else:
+            status = lib.argonishche_argon2_hash(argon2_table, blake2b_table, request)
     finally:
         if memory_c is not None:
             ffi.release(memory_c)  # let the allocator unmap or reuse the buffer at once
+        for copy, size in ((password_copy, password_len), (secret_copy, secret_len)):
+            if copy is not None:  # the copies of the secrets; the caller's own stay theirs
+                lib.argonishche_secure_wipe(copy, size)
     if status == lib.ARGONISHCHE_OK:
         return bytes(tag)
+    size = memory_size(memory_cost, parallelism)
+    failure = arena.failure(status, size, os_error[0]) if arena is not None else None
+    if failure is not None:
+        raise failure
     if status == lib.ARGONISHCHE_ERR_NO_MEMORY:
-        size = memory_size(memory_cost, parallelism)
         raise ArgonishcheMemoryError(
             f"could not allocate {size} bytes ({size / 2**20:.1f} MiB) of Argon2 work memory "
             f"for memory_cost={memory_cost} KiB, parallelism={parallelism}")
     if status == lib.ARGONISHCHE_ERR_MEMORY_TOO_SMALL:
         raise ParameterError(
             f"memory is {given} bytes; memory_cost={memory_cost}, parallelism="
-            f"{parallelism} needs {memory_size(memory_cost, parallelism) + ALIGNMENT_SLACK} "
-            f"(argonishche.memory_size)")
+            f"{parallelism} needs {size + ALIGNMENT_SLACK} (argonishche.memory_size)")
+    if status == lib.ARGONISHCHE_ERR_MEMORY_IN_USE:
+        raise ParameterError("memory is in use by another hash running now: two hashes in one "
+                             "buffer would both return wrong tags; give each its own buffer")
     if status == lib.ARGONISHCHE_ERR_PARAMETER:
         raise ParameterError("the C driver refused the Argon2 parameters")
     raise HashingError(f"Argon2 driver failed with status {status}")

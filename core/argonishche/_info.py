@@ -42,7 +42,8 @@ def collect(*, cpuinfo: bool = True) -> dict:
     report["error"] = str(reg.selection_error) if reg.selection_error else None
     report["allocator"] = reg.allocator_name
     report["allocators"] = [{"name": name, "description": allocator.description,
-                             "distribution": dist, "cached_bytes": allocator.cached_bytes()}
+                             "distribution": dist, "cached_bytes": allocator.cached_bytes(),
+                             "retain_bytes_per_thread": getattr(allocator, "retain_bytes", None)}
                             for name, (allocator, dist) in sorted(reg.allocators.items())]
     try:
         reg.allocator()
@@ -119,6 +120,10 @@ def render(report: dict) -> str:
     for a in report["allocators"]:
         mark = "default" if a["name"] == report["allocator"] else ""
         lines.append(f"  {a['name']:<10} {mark:<8} {a['description']} [{a['distribution']}]")
+        if a["retain_bytes_per_thread"] is not None:
+            lines.append(f"  {'':<19} keeps {a['cached_bytes'] / 2**20:.1f} MiB now; at most "
+                         f"{a['retain_bytes_per_thread'] / 2**20:.0f} MiB per thread after a "
+                         f"hash")
     if report.get("allocator_error"):
         lines.append(f"ERROR: {report['allocator_error']}")
     if report["allocators"]:

@@ -15,6 +15,7 @@ After that the hot path is :func:`selected_table`: one dictionary lookup, no plu
 from __future__ import annotations
 
 import _thread
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -148,7 +149,27 @@ class Registry:
 
 
 _instance: Registry | None = None
-_lock = _thread.allocate_lock()  # threading's import is not needed for one lock
+_lock = _thread.RLock()  # threading's import is not needed for one lock
+
+
+def _before_fork() -> None:
+    # fork() waits until no thread is building the registry: a child forked mid-build would
+    # inherit the builder's locks (ours, and importlib's lock of the plugin module it was
+    # importing) held by a thread that does not exist in the child, and hang on its first hash.
+    _lock.acquire()
+
+
+def _after_fork_in_parent() -> None:
+    _lock.release()
+
+
+def _after_fork_in_child() -> None:
+    global _lock
+    _lock = _thread.RLock()  # the parent's was held (by _before_fork) as the child was made
+
+
+os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
+                    after_in_child=_after_fork_in_child)
 
 
 def get() -> Registry:

@@ -27,6 +27,11 @@ SELECT_MODES = ("priority", "measure")
 #: 1 TiB: far above any work memory the default limits allow (4 GiB), low enough that the
 #: product with 2**20 stays an ordinary integer everywhere.
 MAX_ARENA_MIB = 1 << 20
+#: What a thread's arena keeps after a hash: 64 MiB holds argon2-cffi's and RFC 9106's
+#: low-memory default (m=64 MiB) and every smaller cost (OWASP's 19 MiB, a 32 MiB server point),
+#: so those hashes reuse their memory; a larger hash maps its memory and gives it back, so that a
+#: burst of attacker-chosen costs (within the limits: up to 4 GiB) is not kept per thread.
+DEFAULT_RETAIN_MIB = 64
 
 
 def _name(raw: str) -> str | None:
@@ -45,11 +50,15 @@ def _select(raw: str) -> str:
     return mode
 
 
-def _mebibytes(raw: str) -> int:
+def _mebibytes(raw: str, low: int = 1) -> int:
     text = raw.strip()
-    if not text.isdigit() or not 1 <= int(text) <= MAX_ARENA_MIB:
+    if not text.isdigit() or not low <= int(text) <= MAX_ARENA_MIB:
         raise ValueError
     return int(text)
+
+
+def _mebibytes_or_zero(raw: str) -> int:
+    return _mebibytes(raw, low=0)
 
 
 def _cpu_features(raw: str) -> frozenset[str]:
@@ -80,6 +89,9 @@ VARIABLES: tuple[Variable, ...] = (
              f"the name of one registered allocator (unset: {DEFAULT_ALLOCATOR})"),
     Variable("ARGONISHCHE_ARENA_MAX_MIB", "arena_max_mib", _mebibytes,
              f"a whole number of MiB from 1 to {MAX_ARENA_MIB} (no unit)", "1024"),
+    Variable("ARGONISHCHE_ARENA_RETAIN_MIB", "arena_retain_mib", _mebibytes_or_zero,
+             f"a whole number of MiB from 0 to {MAX_ARENA_MIB} (no unit)",
+             str(DEFAULT_RETAIN_MIB)),
     Variable("ARGONISHCHE_DISABLE_CPU_FEATURES", "disabled_cpu_features", _cpu_features,
              f"comma-separated CPU features from: {', '.join(_features.NAMES)}"),
     Variable("ARGONISHCHE_REQUIRE_BACKENDS", "required_backends", _names,
@@ -97,6 +109,7 @@ class Settings(NamedTuple):
     select: str
     allocator: str | None
     arena_max_mib: int
+    arena_retain_mib: int
     disabled_cpu_features: frozenset[str]
     required_backends: frozenset[str]
     #: The variables that were set (non-empty), as given: for reports.

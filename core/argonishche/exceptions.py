@@ -31,9 +31,11 @@ class SettingError(ParameterError):
         super().__init__(f"{variable}={value!r}: must be {allowed}")
         self.variable, self.value, self.allowed = variable, value, allowed
 
-    def __reduce__(self) -> tuple[type[SettingError], tuple[str, str, str]]:
-        # The default would call __init__ with the message alone.
-        return type(self), (self.variable, self.value, self.allowed)
+    def __reduce__(self) -> tuple[type[SettingError], tuple[str, str, str], dict[str, object]]:
+        # The default would call __init__ with the message alone.  The instance dict goes along as
+        # the state, as BaseException.__reduce__ sends it: attributes and notes added after
+        # __init__ (add_note() keeps __notes__ there) survive pickle and copy.
+        return type(self), (self.variable, self.value, self.allowed), self.__dict__
 
 
 class InvalidHashError(ArgonishcheError, ValueError):
@@ -67,3 +69,14 @@ class HashingError(ArgonishcheError, RuntimeError):
 
 class ArgonishcheMemoryError(ArgonishcheError, MemoryError):
     """The Argon2 work memory could not be allocated; the message gives the size asked for."""
+
+    # MemoryError has a __new__ of its own (CPython's free list), and it comes before Exception
+    # in this class's MRO, so cls.__new__ was MemoryError.__new__.  Instances are really made by
+    # BaseException's tp_new, which this class inherits from its layout base ArgonishcheError,
+    # so CPython refused "MemoryError.__new__(ArgonishcheMemoryError) is not safe".  Unpicklers
+    # that start from a blank cls.__new__(cls) then failed: tblib does for exception classes
+    # whose __init__ is not BaseException's (here MemoryError's counts), and dask.distributed
+    # installs tblib's reducer for every exception class, so this error reached Dask clients as
+    # a bare Exception.  Exception.__new__ is the constructor the instances get anyway (the
+    # tp_new slot stays BaseException's); naming it makes cls.__new__(cls) safe.
+    __new__ = Exception.__new__

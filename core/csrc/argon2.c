@@ -335,12 +335,16 @@ int argonishche_argon2_hash(const void *argon2_kernels, const void *blake2b_kern
     };
     inst.segment_length = inst.lane_length / SYNC_POINTS;
 
+    argonishche_memory_claim claim;
     if (r->memory != NULL) {
         /* Kernels may use aligned vector loads: start at the first 64-byte boundary. */
         size_t skip = (size_t)(-(uintptr_t)r->memory & 63);
         if (r->memory_len < skip || r->memory_len - skip < memory_len)
             return ARGONISHCHE_ERR_MEMORY_TOO_SMALL;
         inst.memory = (argonishche_block *)((uint8_t *)r->memory + skip);
+        /* Two hashes in one buffer would both return wrong tags, without an error. */
+        if (!argonishche_claim_memory(&claim, inst.memory, memory_len))
+            return ARGONISHCHE_ERR_MEMORY_IN_USE;
     } else {
         inst.memory = aligned_alloc(64, memory_len);
         if (inst.memory == NULL) return ARGONISHCHE_ERR_NO_MEMORY;
@@ -369,6 +373,9 @@ int argonishche_argon2_hash(const void *argon2_kernels, const void *blake2b_kern
     argonishche_secure_wipe(&final_block, sizeof final_block);
     argonishche_secure_wipe(final_bytes, sizeof final_bytes);
     if (r->wipe_memory) argonishche_secure_wipe(inst.memory, memory_len);
-    if (r->memory == NULL) free(inst.memory);
+    if (r->memory == NULL)
+        free(inst.memory);
+    else
+        argonishche_release_memory(&claim);
     return ARGONISHCHE_OK;
 }

@@ -21,6 +21,9 @@
 #define ARGONISHCHE_ERR_PARAMETER (-1)        /* a value the Python layer should have refused */
 #define ARGONISHCHE_ERR_NO_MEMORY (-2)        /* the work memory could not be allocated */
 #define ARGONISHCHE_ERR_MEMORY_TOO_SMALL (-3) /* caller memory smaller than argon2_memory_size */
+#define ARGONISHCHE_ERR_LOCK (-4)             /* memory could not be locked (mlock; see os_error) */
+#define ARGONISHCHE_ERR_OVER_BOUND (-5)       /* a locked arena's bound is smaller than the hash */
+#define ARGONISHCHE_ERR_MEMORY_IN_USE (-6)    /* caller memory overlaps a running hash's */
 
 /* ---- BLAKE2b (RFC 7693) ------------------------------------------------------------------ */
 
@@ -91,6 +94,50 @@ size_t argonishche_argon2_memory_size(uint32_t memory_cost, uint32_t lanes);
 ARGONISHCHE_API
 int argonishche_argon2_hash(const void *argon2_kernels, const void *blake2b_kernels,
                             const argonishche_argon2_request *request);
+
+/* ---- Arenas: per-thread work memory kept between hashes (arena.c) ------------------------ */
+
+typedef struct argonishche_arena argonishche_arena;
+
+#define ARGONISHCHE_ARENA_LOCKED 1     /* mlock every mapping: never written to swap */
+#define ARGONISHCHE_ARENA_HUGE_PAGES 2 /* advise transparent huge pages; fault on first use */
+
+/* A new arena, never freed (allocators live as long as the process); NULL if out of memory. */
+ARGONISHCHE_API
+argonishche_arena *argonishche_arena_new(int flags);
+
+/* argonishche_argon2_hash with the work memory of the calling thread's slot of `arena`: mapped
+ * (or grown) on first need, kept between hashes, and unmapped after this hash when more than
+ * `retain_bytes`.  A hash needing more than `max_bytes` allocates per call instead (a locked arena
+ * refuses it: ARGONISHCHE_ERR_OVER_BOUND).  request->memory must be NULL.  *os_error is the errno
+ * behind ARGONISHCHE_ERR_NO_MEMORY or ARGONISHCHE_ERR_LOCK, else 0. */
+ARGONISHCHE_API
+int argonishche_arena_argon2_hash(argonishche_arena *arena, const void *argon2_kernels,
+                                  const void *blake2b_kernels,
+                                  argonishche_argon2_request *request, size_t max_bytes,
+                                  size_t retain_bytes, int *os_error);
+
+/* Work memory a running hash uses, linked into one process-wide list while it runs, so that a
+ * second hash given overlapping memory is refused (the driver does this; arena.c keeps the list
+ * and its fork handling).  Lives on the hashing call's stack: no allocation. */
+typedef struct argonishche_memory_claim {
+    struct argonishche_memory_claim *next;
+    uintptr_t start;
+    uintptr_t end;
+} argonishche_memory_claim;
+
+/* 1 and `claim` linked in, or 0 if [start, start + len) overlaps a claim already made. */
+int argonishche_claim_memory(argonishche_memory_claim *claim, const void *start, size_t len);
+void argonishche_release_memory(argonishche_memory_claim *claim);
+
+/* Unmaps (after wiping, where the last hash did not) every slot no hash is using; bytes freed. */
+ARGONISHCHE_API
+size_t argonishche_arena_trim(argonishche_arena *arena);
+ARGONISHCHE_API
+size_t argonishche_arena_cached_bytes(argonishche_arena *arena);
+/* The calling thread's kept memory of `arena` (NULL and 0 if none): for tests and reports. */
+ARGONISHCHE_API
+void *argonishche_arena_thread_memory(argonishche_arena *arena, size_t *size);
 
 /* ---- Memory hygiene ---------------------------------------------------------------------- */
 
