@@ -7,11 +7,18 @@ Short messages are dominated by the Python-to-C boundary, not by hashing, so the
 ``blake2b(data).digest()`` takes a path with no C state on the heap: the constructor only keeps a
 reference to the (immutable) bytes, and ``digest()`` makes one C call that runs init, update and
 final with the state on the C stack, writing into a per-thread output buffer.  A C state is only
-made when the object is used incrementally (``update``, ``copy``) or for anything but plain bytes.
+made when the object is used incrementally (``update``) or for anything but plain bytes.
+
+One object may be shared by threads, as hashlib allows: the C calls release the GIL, so every
+object with a C state has a lock, taken around each C call that reads or writes the state (and
+around copying it).  A one-shot object needs none (its pending bytes are immutable), so its lock
+is made with its C state, by the first ``update()``, and the one-shot path never pays for one.
+Like hashlib's, the digest of concurrent updates is that of some serial order of whole updates.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any
 
@@ -21,6 +28,16 @@ from ._params import Buffer, byte_buffer, integer
 
 _per_thread = threading.local()
 _NONE = b""  # the defaults; `is` tests for them cost less than comparisons on the hot path
+_publishing = threading.Lock()  # held only to give a one-shot object its C state and lock
+
+
+def _after_fork_in_child() -> None:
+    # A thread holding _publishing when another forked does not exist in the child.
+    global _publishing
+    _publishing = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _output_buffer() -> Any:  # a cffi ``char[64]`` (cffi ships no type stubs)
@@ -41,9 +58,10 @@ class blake2b:  # noqa: N801 - the hashlib name, so it can replace hashlib.blake
     PERSON_SIZE = 16
     MAX_KEY_SIZE = 64
     MAX_DIGEST_SIZE = 64
-    __slots__ = ("_pending", "_state", "digest_size")
+    __slots__ = ("_pending", "_state", "_lock", "digest_size")
     _pending: bytes | None  # the data of a one-shot hash, until a C state is made
     _state: Any  # the cffi ``argonishche_blake2b_state *``, or None while _pending is set
+    _lock: threading.Lock  # serialises the use of _state; unset while _state is None
     digest_size: int
 
     def __init__(self, data: Buffer = _NONE, *, digest_size: int = 64, key: Buffer = _NONE,
@@ -57,6 +75,7 @@ class blake2b:  # noqa: N801 - the hashlib name, so it can replace hashlib.blake
             return
         self.digest_size = integer("digest_size", digest_size, 1, self.MAX_DIGEST_SIZE)
         self._pending = None
+        self._lock = threading.Lock()
         self._state = _driver.new_blake2b_state(
             _registry.get().kernel_table("blake2b", backend), self.digest_size,
             byte_buffer("key", key, max_len=self.MAX_KEY_SIZE),
@@ -65,27 +84,58 @@ class blake2b:  # noqa: N801 - the hashlib name, so it can replace hashlib.blake
         if data is not _NONE:
             self.update(data)
 
-    def _materialize(self) -> Any:
-        """The C state, made from the pending bytes the first time it is needed."""
-        if self._state is None:
-            self._state = _driver.new_blake2b_state(
-                _registry.selected_table("blake2b"), self.digest_size, b"", b"", b"")
-            _driver.blake2b_update(self._state, self._pending)
-            self._pending = None
-        return self._state
-
     def update(self, data: Buffer) -> None:
         """Hash more bytes; any C-contiguous bytes-like object (str must be encoded first)."""
         if isinstance(data, str):
             raise TypeError("Strings must be encoded before hashing")
-        _driver.blake2b_update(self._materialize(), data)
+        state = self._state
+        if state is None:
+            state = self._materialize()
+        lock = self._lock  # acquire/release: half the cost of `with` on this path
+        lock.acquire()
+        try:
+            _driver.blake2b_update(state, data)
+        finally:
+            lock.release()
+
+    def _materialize(self) -> Any:
+        """The C state of a one-shot object, made from its pending bytes, with its lock.
+
+        Threads may race here: each makes a state of its own from the pending bytes (which
+        never change), and the first to publish under a module-wide lock (held for a test and
+        three stores) wins; the others drop theirs.  The state holds the pending bytes before
+        it is published, and _pending is cleared after it, so that digest() and copy() use
+        either the pending bytes or the state, never neither.
+        """
+        pending = self._pending
+        if pending is None:  # another thread has published the state meanwhile
+            return self._state
+        state = _driver.new_blake2b_state(
+            _registry.selected_table("blake2b"), self.digest_size, b"", b"", b"")
+        if pending:
+            _driver.blake2b_update(state, pending)
+        lock = threading.Lock()
+        _publishing.acquire()
+        try:
+            if self._state is None:
+                self._lock = lock  # before _state: whoever sees the state finds its lock
+                self._state = state
+                self._pending = None
+            return self._state
+        finally:
+            _publishing.release()
 
     def digest(self) -> bytes:
         """The digest so far; hashing may continue afterwards."""
         out = _output_buffer()
         pending = self._pending
         if pending is None:  # a C state holds the data
-            return _driver.blake2b_digest(self._state, out)
+            lock = self._lock
+            lock.acquire()
+            try:
+                return _driver.blake2b_digest(self._state, out)
+            finally:
+                lock.release()
         size = self.digest_size
         lib.argonishche_blake2b_oneshot(_registry.selected_table("blake2b"), out, size,
                                         pending, len(pending))
@@ -98,8 +148,19 @@ class blake2b:  # noqa: N801 - the hashlib name, so it can replace hashlib.blake
         """An independent object with the same state."""
         clone = object.__new__(type(self))
         clone.digest_size = self.digest_size
+        pending = self._pending
+        if pending is not None:  # bytes: the copy can share them and stay one-shot
+            clone._pending = pending
+            clone._state = None
+            return clone
+        lock = self._lock
+        lock.acquire()  # no update half done in the state copied
+        try:
+            state = ffi.new("argonishche_blake2b_state *", self._state[0])
+        finally:
+            lock.release()
         clone._pending = None
+        clone._lock = threading.Lock()
         # A copy may hold a key block; wiping it on collection is cheap next to copying.
-        clone._state = ffi.gc(ffi.new("argonishche_blake2b_state *", self._materialize()[0]),
-                              _driver.wipe_state)
+        clone._state = ffi.gc(state, _driver.wipe_state)
         return clone
