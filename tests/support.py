@@ -156,9 +156,10 @@ def builtin_entry_points():
     return list(entry_points(group="argonishche"))
 
 
-def make_registry(*extra, environ=None, builtin=True):
-    """A registry of the installed plugins (unless not *builtin*) plus *extra* fake ones."""
-    eps = (builtin_entry_points() if builtin else []) + list(extra)
+def make_registry(*extra, environ=None, installed=True):
+    """A registry of the built-ins (always registered), the installed plugins (unless not
+    *installed*) and *extra* fake ones."""
+    eps = (builtin_entry_points() if installed else []) + list(extra)
     return _registry.Registry(environ=environ or {}, plugin_entry_points=eps)
 
 

@@ -100,3 +100,37 @@ def test_the_same_module_is_accepted_when_its_descriptor_is_honest(overreaching_
     if record.state == "unsupported-cpu":
         pytest.skip(f"this CPU cannot run AVX2: {record.reason}")
     assert record.state == "selected"
+
+
+@pytest.fixture(scope="module")
+def null_kernel_module(tmp_path_factory):
+    """A real module whose table has a NULL Argon2 kernel (its BLAKE2b one is ref's)."""
+    if shutil.which("cc") is None and shutil.which("gcc") is None:
+        pytest.skip("no C compiler to build the test module")
+    build = tmp_path_factory.mktemp("null_kernel")
+    source = (ROOT / "backends" / "ref.c").read_text()
+    define = re.search(r"ARGONISHCHE_DEFINE_KERNELS\((\w+), (\w+)\)", source)
+    assert define
+    broken = source.replace(define.group(0),
+                            f"ARGONISHCHE_DEFINE_KERNELS({define.group(1)}, NULL)")
+    (build / "null.c").write_text(broken)
+    backend_ffibuilder("null_kernel_mod", [str(build / "null.c")]).compile(tmpdir=str(build))
+    sys.path.insert(0, str(build))
+    try:
+        yield hookspecs.Backend(name="nullkernel", description="G is NULL",
+                                kernel_module="null_kernel_mod", priority=99)
+    finally:
+        sys.path.remove(str(build))
+
+
+@pytest.mark.parametrize("forced", [None, "ref"])
+def test_a_null_kernel_is_refused_before_anything_calls_it(null_kernel_module, forced):
+    # Before: the self-test called it and the process died with SIGSEGV, even with another
+    # backend forced.
+    environ = {"ARGONISHCHE_BACKEND": forced} if forced else {}
+    with pytest.warns(RuntimeWarning, match="NULL argon2_fill_block"):
+        reg = make_registry(FakeEntryPoint("nullkernel", plugin_registering(null_kernel_module)),
+                            environ=environ)
+    record = {b.name: b for b in reg.report()}["nullkernel"]
+    assert record.state == "load-failed" and "NULL argon2_fill_block" in record.reason
+    assert reg.selected_name("argon2") == (forced or make_registry().selected_name("argon2"))

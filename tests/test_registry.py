@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import types
+import warnings
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ import pytest
 import argonishche
 from argonishche import _backend_checks, _registry, _settings, hookspecs
 from argonishche.build import backend_ffibuilder
+from argonishche_backends.table import BUILTIN_BACKENDS
 from argonishche.exceptions import BackendError, SettingError
 from support import FakeEntryPoint, builtin_entry_points, make_registry, plugin_registering
 
@@ -70,16 +72,38 @@ def test_plugin_that_fails_to_import_is_reported_and_others_work():
 
 def test_blocked_plugin_is_never_imported():
     ep = FakeEntryPoint("blockme", error=AssertionError("must not be imported"))
-    reg = make_registry(ep, environ={"ARGONISHCHE_DISABLE_PLUGINS": "BlockMe"})
+    reg = make_registry(ep, environ={"ARGONISHCHE_DISABLE_BACKENDS": "BlockMe"})
     assert not ep.loaded
     assert plugin_of(reg, "blockme").state == "blocked"
-    assert "ARGONISHCHE_DISABLE_PLUGINS" in plugin_of(reg, "blockme").reason
+    assert "ARGONISHCHE_DISABLE_BACKENDS" in plugin_of(reg, "blockme").reason
+
+
+def test_a_distribution_named_in_disable_backends_is_never_imported():
+    ep = FakeEntryPoint("anything", error=AssertionError("must not be imported"),
+                        dist=("Fancy_Kernels", "2.0"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the name is known: no "names nothing" warning
+        reg = make_registry(ep, environ={"ARGONISHCHE_DISABLE_BACKENDS": "fancy-kernels"})
+    assert not ep.loaded and plugin_of(reg, "anything").state == "blocked"
+
+
+def test_an_entry_point_named_like_a_builtin_backend_is_refused_unimported():
+    impostor = hookspecs.Backend(name="avx2", description="takes over", kernel_module="nope",
+                                 priority=99)
+    ep = FakeEntryPoint("avx2", plugin_registering(impostor), dist=("evil", "6.6.6"))
+    with pytest.warns(RuntimeWarning, match="belongs to a built-in backend"):
+        reg = make_registry(ep)
+    assert not ep.loaded
+    refused = [p for p in reg.plugins if p.name == "avx2" and p.distribution == "evil 6.6.6"]
+    assert [p.state for p in refused] == ["failed"]
+    assert state_of(reg, "avx2").distribution.startswith("argonishche ")
 
 
 def test_disabled_backend_is_blocked_and_its_kernel_module_never_imported():
     never = hookspecs.Backend(name="never", description="must not load",
                               kernel_module="module_that_must_not_be_imported", priority=99)
-    reg = make_registry(FakeEntryPoint("never", plugin_registering(never)),
+    # (the plugin's entry point is named otherwise, so only the backend is blocked)
+    reg = make_registry(FakeEntryPoint("kernels-of-never", plugin_registering(never)),
                         environ={"ARGONISHCHE_DISABLE_BACKENDS": "Never"})
     record = state_of(reg, "never")
     assert record.state == "blocked" and "ARGONISHCHE_DISABLE_BACKENDS" in record.reason
@@ -89,10 +113,9 @@ def test_disabled_backend_is_blocked_and_its_kernel_module_never_imported():
 
 def test_unknown_name_to_disable_is_a_warning_listing_the_known_ones():
     with pytest.warns(RuntimeWarning, match=r"DISABLE_BACKENDS names turbo, which no installed "
-                                            r"plugin provides; known backends: avx2, .*ref, sse2"):
+                                            r"plugin provides; known backends, plugins and "
+                                            r"distributions: .*avx2, .*ref, sse2"):
         make_registry(environ={"ARGONISHCHE_DISABLE_BACKENDS": "turbo,ref"})
-    with pytest.warns(RuntimeWarning, match=r"DISABLE_PLUGINS names nothere.*known plugins.*ref"):
-        make_registry(environ={"ARGONISHCHE_DISABLE_PLUGINS": "nothere"})
 
 
 def test_hook_that_raises_is_reported_and_others_work():
@@ -225,7 +248,8 @@ def test_forcing_a_usable_backend_selects_it_over_priority():
 
 
 def test_no_backend_at_all_is_a_clear_error():
-    reg = make_registry(builtin=False)
+    everything = ",".join(b.name for b in make_registry().report())
+    reg = make_registry(environ={"ARGONISHCHE_DISABLE_BACKENDS": everything})
     with pytest.raises(BackendError, match="no usable backend"):
         reg.kernel_table("argon2")
 
@@ -294,11 +318,13 @@ def test_env_force_unknown_name_fails_loudly_in_a_fresh_process():
 
 
 def test_env_disable_blocks_builtin_plugins_in_a_fresh_process():
-    builtin = sorted(ep.name for ep in builtin_entry_points())
+    # Every installed plugin named: the built-ins are registered (as blocked), others not at all.
+    builtin = sorted(row.name for row in BUILTIN_BACKENDS)
+    everything = sorted({*builtin, *(ep.name for ep in builtin_entry_points())})
     code = ("import argonishche as a\n"
             "print(sorted(b.name for b in a.backends() if b.state == 'blocked'))\n"
             "a.blake2b(b'x').digest()")
-    out = run_python(code, ARGONISHCHE_DISABLE_BACKENDS=",".join(builtin))
+    out = run_python(code, ARGONISHCHE_DISABLE_BACKENDS=",".join(everything))
     assert out.stdout.strip() == str(builtin)
     assert out.returncode != 0 and "no usable backend" in out.stderr
     out = run_python(code.replace("a.blake2b(b'x').digest()", "print(a.selected_backend())"),

@@ -49,7 +49,7 @@ def test_disabling_a_backend_named_like_a_plugin_never_removes_the_allocators():
     assert tag == reference_tag()
     assert allocator == "arena"
     assert "ARGONISHCHE_DISABLE_BACKENDS names allocators" in out.stderr
-    assert "known backends: " in out.stderr and "ref" in out.stderr
+    assert "known backends, plugins and distributions: " in out.stderr and "ref" in out.stderr
 
 
 def test_an_invalid_arena_bound_is_an_error_naming_the_variable_at_first_use():

@@ -30,6 +30,11 @@ from ._params import Argon2Params, Limits, Type
 from ._password_hasher import PasswordHasher
 from ._registry import BackendInfo
 from ._version import __version__ as __version__
+from ._core import lib as _lib
+
+#: The kernel ABI this argonishche speaks (include/argonishche_kernel.h): a backend module built
+#: for another is refused when it loads.
+KERNEL_ABI: int = _lib.ARGONISHCHE_KERNEL_ABI
 
 
 def backends() -> list[BackendInfo]:
@@ -72,5 +77,5 @@ __all__ = [
     "ParameterError", "ParameterTypeError", "SettingError",
     "PasswordHasher", "Type", "VerificationError", "VerifyMismatchError", "argon2_hash",
     "argon2_hash_encoded", "argon2_verify", "backends", "blake2b", "calibrate", "hash_many",
-    "hookimpl", "memory_size", "selected_backend", "trim_memory", "Allocator",  # noqa: RUF022
+    "hookimpl", "KERNEL_ABI", "memory_size", "selected_backend", "trim_memory", "Allocator",  # noqa: RUF022
 ]

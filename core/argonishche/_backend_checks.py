@@ -63,12 +63,19 @@ def kernel_table(module: Any) -> Any:
         raise BackendError(f"built for kernel ABI {built_for}, this argonishche speaks "
                            f"ABI {lib.ARGONISHCHE_KERNEL_ABI}: reinstall the plugin")
     address = int(module.ffi.cast("uintptr_t", module.lib.argonishche_kernels()))
+    if address == 0:
+        raise BackendError("argonishche_kernels() returned NULL")
     table = ffi.cast(TABLE_TYPE, address)
     expected_size = ffi.sizeof("argonishche_kernel_table")
     if table.abi_version != lib.ARGONISHCHE_KERNEL_ABI or table.table_size != expected_size:
         raise BackendError(f"kernel table says ABI {table.abi_version}, size "
                            f"{table.table_size}; expected ABI {lib.ARGONISHCHE_KERNEL_ABI}, "
                            f"size {expected_size}")
+    # Calling a NULL kernel is a crash, not an exception: refuse the table before any call.
+    missing = [name for name in ("blake2b_compress", "argon2_fill_block", "compiled_for")
+               if getattr(table, name) == ffi.NULL]
+    if missing:
+        raise BackendError(f"kernel table has NULL {', '.join(missing)}")
     return table
 
 

@@ -1,15 +1,18 @@
 """Discovery: which plugins exist, which are blocked, and what each one registers.
 
-1. The built-in allocators are registered first and directly, not through an entry point, so no
-   setting and no other distribution can remove or replace them.
-2. The ``argonishche`` entry points are walked in name order.  A plugin named in
-   ``ARGONISHCHE_DISABLE_PLUGINS`` is blocked *before* it is imported.  A plugin that fails to
-   import, fails pluggy's validation or raises in a hook is recorded with its distribution and a
-   RuntimeWarning, and the others carry on: a broken wheel must not take the library down.
+1. The built-ins are registered first and directly: the allocators, then the backends of
+   ``argonishche_backends`` (their entry points, argonishche's own, are not walked).  No setting
+   and no other distribution can remove or replace them: a third-party entry point named like a
+   built-in backend is refused before it is imported, and a backend registered under a built-in
+   name is refused (the built-in came first).
+2. The other ``argonishche`` entry points are walked in name order.  One named in
+   ``ARGONISHCHE_DISABLE_BACKENDS``, by its entry-point name (by convention a backend plugin's is
+   its backend's name) or by its distribution's name, is blocked *before* it is imported.  A
+   plugin that fails to import, fails pluggy's validation or raises in a hook is recorded with
+   its distribution and a RuntimeWarning, and the others carry on: a broken wheel must not take
+   the library down.
 3. Each backend a plugin registers becomes a :class:`BackendEntry`; one named in
    ``ARGONISHCHE_DISABLE_BACKENDS`` is kept as ``blocked`` and its kernels are never imported.
-   That variable names backends only, so it never removes an allocator, even one that the same
-   plugin registers.
 
 Nothing here imports or runs a kernel module: that is :mod:`argonishche._backend_checks`.
 """
@@ -73,7 +76,7 @@ class BackendEntry:
 class PluginRecord(NamedTuple):
     """One ``argonishche`` entry point (or the built-in allocators), and what became of it."""
 
-    name: str           # the entry-point name (what ARGONISHCHE_DISABLE_PLUGINS takes)
+    name: str           # the entry-point name (ARGONISHCHE_DISABLE_BACKENDS takes it too)
     distribution: str   # "name version" of the distribution that ships it
     state: str          # PLUGIN_LOADED, PLUGIN_BLOCKED or PLUGIN_FAILED
     reason: str = ""
@@ -93,20 +96,33 @@ def distribution_label(entry_point: Any) -> str:
     return f"{dist.name} {dist.version}" if dist is not None else "unknown distribution"
 
 
+def _normalized(name: str) -> str:
+    return name.lower().replace("_", "-").replace(".", "-")
+
+
 def discover(settings: Settings, entry_points: Iterable[Any]) -> Discovered:
     """Walk *entry_points* under *settings*; see the module docstring."""
     found = Discovered()
     manager = pluggy.PluginManager(PROJECT_NAME)
     manager.add_hookspecs(hookspecs)
-    _collect(manager, found, BUILTIN_ALLOCATORS, f"{BUILTIN_DISTRIBUTION} {__version__}",
-             _allocators.plugin, settings)
+    own = f"{BUILTIN_DISTRIBUTION} {__version__}"
+    _collect(manager, found, BUILTIN_ALLOCATORS, own, _allocators.plugin, settings)
+    builtin_names = _register_builtin_backends(manager, found, own, settings)
+    disabled = {_normalized(name) for name in settings.disabled_backends}
     entry_points = sorted(entry_points, key=lambda ep: ep.name)
-    for ep in entry_points:
+    third_party = [ep for ep in entry_points
+                   if _normalized(getattr(ep.dist, "name", "")) != BUILTIN_DISTRIBUTION]
+    for ep in third_party:
         dist = distribution_label(ep)
-        if ep.name.lower() in settings.disabled_plugins:
+        if ep.name.lower() in builtin_names:
+            _fail(found, ep.name, dist, f"not loaded: the name {ep.name!r} belongs to a built-in "
+                                        f"backend of {BUILTIN_DISTRIBUTION}, which a plugin may "
+                                        f"not replace")
+            continue
+        if {_normalized(ep.name), _normalized(getattr(ep.dist, "name", ""))} & disabled:
             manager.set_blocked(ep.name)
             found.plugins.append(PluginRecord(ep.name, dist, PLUGIN_BLOCKED,
-                                              "blocked by ARGONISHCHE_DISABLE_PLUGINS"))
+                                              "blocked by ARGONISHCHE_DISABLE_BACKENDS"))
             continue
         try:
             plugin = ep.load()
@@ -118,11 +134,26 @@ def discover(settings: Settings, entry_points: Iterable[Any]) -> Discovered:
             _fail(found, ep.name, dist, f"failed to load: {exc!r}")
             continue
         _collect(manager, found, ep.name, dist, plugin, settings)
-    _warn_unknown("ARGONISHCHE_DISABLE_BACKENDS", settings.disabled_backends,
-                  set(found.backends), "backends")
-    _warn_unknown("ARGONISHCHE_DISABLE_PLUGINS", settings.disabled_plugins,
-                  {ep.name.lower() for ep in entry_points}, "plugins (entry points)")
+    known = set(found.backends) | {ep.name.lower() for ep in third_party} | {
+        _normalized(getattr(ep.dist, "name", "")) for ep in third_party}
+    _warn_unknown("ARGONISHCHE_DISABLE_BACKENDS", settings.disabled_backends, known,
+                  "backends, plugins and distributions")
     return found
+
+
+def _register_builtin_backends(manager: pluggy.PluginManager, found: Discovered, own: str,
+                               settings: Settings) -> set[str]:
+    """Register argonishche's own backends before any other plugin; their names."""
+    try:
+        import argonishche_backends
+        from argonishche_backends.table import BUILTIN_BACKENDS
+    except Exception as exc:  # noqa: BLE001 - a broken install still gets a clear report
+        _fail(found, "argonishche_backends", own, f"built-in backends failed to load: {exc!r}")
+        return set()
+    for row in BUILTIN_BACKENDS:
+        _collect(manager, found, row.name, own, getattr(argonishche_backends, row.name),
+                 settings)
+    return {row.name for row in BUILTIN_BACKENDS}
 
 
 def _collect(manager: pluggy.PluginManager, found: Discovered, plugin_name: str, dist: str,
@@ -190,7 +221,8 @@ def _fail(found: Discovered, name: str, dist: str, reason: str) -> None:
 
 
 def _warn_unknown(variable: str, named: frozenset[str], known: set[str], kind: str) -> None:
-    unknown = sorted(named - known)
+    normalized = {_normalized(name) for name in known}
+    unknown = sorted(name for name in named if _normalized(name) not in normalized)
     if unknown:
         warnings.warn(f"argonishche: {variable} names {', '.join(unknown)}, which no installed "
                       f"plugin provides; known {kind}: {', '.join(sorted(known)) or 'none'}",

@@ -7,8 +7,8 @@ variable, the value and what is allowed, raised at first use (the first hash, ``
 plugins registered (a backend to force or disable, an allocator) are checked by the registry,
 with the same error type.
 
-Backends, plugins and allocators are separate namespaces with separate variables, so that
-naming something in one can never remove something of another kind.
+The built-in allocators and backends are registered directly, so that no variable naming a
+plugin can remove an allocator.
 """
 
 from __future__ import annotations
@@ -80,9 +80,8 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("ARGONISHCHE_BACKEND", "backend", _name,
              "the name of one registered backend (python -m argonishche info lists them)"),
     Variable("ARGONISHCHE_DISABLE_BACKENDS", "disabled_backends", _names,
-             "comma-separated backend names; a disabled backend's kernels are never imported"),
-    Variable("ARGONISHCHE_DISABLE_PLUGINS", "disabled_plugins", _names,
-             "comma-separated entry-point names of plugins never to import"),
+             "comma-separated names of backends (their kernels are never imported), or of "
+             "plugins' entry points or distributions (never imported at all)"),
     Variable("ARGONISHCHE_SELECT", "select", _select, " or ".join(SELECT_MODES),
              SELECT_MODES[0]),
     Variable("ARGONISHCHE_ALLOCATOR", "allocator", _name,
@@ -105,7 +104,6 @@ class Settings(NamedTuple):
 
     backend: str | None
     disabled_backends: frozenset[str]
-    disabled_plugins: frozenset[str]
     select: str
     allocator: str | None
     arena_max_mib: int
