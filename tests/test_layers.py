@@ -15,7 +15,7 @@ import argonishche
 PACKAGE = pathlib.Path(argonishche.__file__).parent
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("_version", "exceptions", "_features", "build", "vectors", "_core"),
+    ("_version", "exceptions", "_features", "build", "vectors", "_core", "_warn"),
     ("_settings", "hookspecs", "_entry_points", "_params", "_phc", "_driver"),
     ("_cpu", "_selftest", "_allocators"),
     ("_discovery", "_backend_checks", "_selection"),

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from . import _driver, _phc, _registry
+from .hookspecs import Allocator
 from .exceptions import InvalidHashError, ParameterError, ParameterTypeError, VerifyMismatchError
 from ._params import (
     MIN_SALT_LEN,
@@ -66,7 +67,7 @@ def _check_caller_memory(memory: Buffer, params: Argon2Params) -> None:
 
 def _compute(params: Argon2Params, password: Buffer | str, salt: bytes, secret: Buffer,
              associated_data: Buffer, threads: int | None, backend: str | None,
-             allocator: str | None = None, memory: Buffer | None = None,
+             allocator: str | Allocator | None = None, memory: Buffer | None = None,
              wipe: Wipe = True) -> bytes:
     """The tag; *salt* is ``bytes`` (see :func:`_salt`), so the one the hash reads is the one
     the caller encodes."""
@@ -102,6 +103,13 @@ def _compute(params: Argon2Params, password: Buffer | str, salt: bytes, secret: 
             parallelism=params.parallelism, threads=params.threads(threads),
             hash_len=params.hash_len, memory=buffer, wipe_memory=wipe_in_c, arena=arena,
             **inputs)
+    except ParameterError as exc:
+        if owner is not None and buffer is not None:  # the allocator broke its contract
+            raise type(exc)(f"allocator {owner.name!r} ({type(owner).__module__}."
+                            f"{type(owner).__qualname__}) returned unusable memory: {exc}; an "
+                            f"allocator's acquire(size) must return None or a writable buffer "
+                            f"of at least size + 63 bytes") from None
+        raise
     finally:
         try:
             if wipe_callback is not None and buffer is not None:
@@ -123,7 +131,7 @@ def argon2_hash(password: Buffer | str, salt: Buffer, *, type: TypeLike = DEFAUL
                 parallelism: int = DEFAULTS.parallelism, hash_len: int = DEFAULTS.hash_len,
                 secret: Buffer = b"", associated_data: Buffer = b"",
                 version: int = DEFAULTS.version, threads: int | None = None,
-                backend: str | None = None, allocator: str | None = None,
+                backend: str | None = None, allocator: str | Allocator | None = None,
                 memory: Buffer | None = None, wipe: Wipe = True) -> bytes:
     """The raw Argon2 tag of *password* (str is UTF-8 encoded) and *salt* (>= 8 bytes).
 
@@ -154,7 +162,7 @@ def argon2_hash_encoded(password: Buffer | str, salt: Buffer, *,
                         hash_len: int = DEFAULTS.hash_len, secret: Buffer = b"",
                         associated_data: Buffer = b"", version: int = DEFAULTS.version,
                         threads: int | None = None, backend: str | None = None,
-                        allocator: str | None = None, memory: Buffer | None = None,
+                        allocator: str | Allocator | None = None, memory: Buffer | None = None,
                         wipe: Wipe = True) -> str:
     """Like :func:`argon2_hash`, as a PHC string ``$argon2id$v=19$m=...,t=...,p=...$salt$tag``."""
     params = Argon2Params.check(type=type, version=version, time_cost=time_cost,
@@ -172,9 +180,11 @@ def params_of(encoded: str | bytes,
     """(parameters, salt, tag) of a PHC string.
 
     InvalidHashError if it is malformed; LimitExceededError (an InvalidHashError) if it asks for
-    more than *limits* allow (None: the default ``Limits()``; ``Limits.none()``: no limits).
+    more than *limits* allow (None: the default ``Limits()``; ``Limits.none()``: no limits), or
+    is longer than any string within them (checked first, before it is parsed).
     """
     limits = resolve_limits(limits)
+    limits.check_encoded_len(encoded)
     decoded = _phc.decode(encoded)
     try:
         params = Argon2Params.check(type=decoded.type, version=decoded.version,
@@ -192,7 +202,7 @@ def params_of(encoded: str | bytes,
 
 def argon2_verify(encoded: str | bytes, password: Buffer | str, *, secret: Buffer = b"",
                   associated_data: Buffer = b"", threads: int | None = None,
-                  backend: str | None = None, allocator: str | None = None,
+                  backend: str | None = None, allocator: str | Allocator | None = None,
                   memory: Buffer | None = None, wipe: Wipe = True,
                   limits: Limits | None = None) -> bool:
     """True if *password* matches the PHC string *encoded*.
@@ -201,7 +211,8 @@ def argon2_verify(encoded: str | bytes, password: Buffer | str, *, secret: Buffe
         before anything is allocated.  None (default): ``Limits()``; ``Limits.none()``: no limits
         (only for hashes you trust).
     :raises VerifyMismatchError: the password (or secret / associated data) is wrong.
-    :raises LimitExceededError: *encoded* asks for more than *limits* allow (an InvalidHashError).
+    :raises LimitExceededError: *encoded* asks for more than *limits* allow, or is longer than
+        any hash within them (an InvalidHashError).
     :raises InvalidHashError: *encoded* is not a valid Argon2 PHC string.
     """
     params, salt, expected = params_of(encoded, limits)

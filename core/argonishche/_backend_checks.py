@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import importlib
 import time
-import warnings
 from typing import Any
 
 from . import _cpu, _features, _selftest
 from ._core import ffi, lib
+from ._warn import warn
 from ._discovery import LOAD_FAILED, SELFTEST_FAILED, UNSUPPORTED_CPU, BackendEntry
 from .exceptions import BackendError
 
@@ -102,5 +102,5 @@ def check_compiled_for(table: Any, declared: frozenset[str]) -> None:
 
 
 def _warn(entry: BackendEntry, what: str) -> None:
-    warnings.warn(f"argonishche: backend {entry.name!r} from {entry.distribution} {what}: "
-                  f"{entry.reason}", RuntimeWarning, stacklevel=5)
+    warn(f"argonishche: backend {entry.name!r} from {entry.distribution} {what}: "
+                  f"{entry.reason}")

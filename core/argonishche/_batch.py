@@ -14,6 +14,8 @@ from concurrent.futures import Executor, ThreadPoolExecutor, as_completed
 from typing import Any, TypeAlias, cast
 
 from ._argon2 import DEFAULTS, argon2_hash_encoded
+from .exceptions import ParameterTypeError
+from .hookspecs import Allocator
 from ._params import MIN_SALT_LEN, UINT32_MAX, Argon2Params, Buffer, TypeLike, Wipe, integer
 
 #: ``progress=``: called as ``progress(done, total)``; what it returns is ignored.
@@ -31,8 +33,8 @@ def hash_many(passwords: Iterable[Buffer | str], *, type: TypeLike = DEFAULTS.ty
               time_cost: int = DEFAULTS.time_cost, memory_cost: int = DEFAULTS.memory_cost,
               parallelism: int = DEFAULTS.parallelism, hash_len: int = DEFAULTS.hash_len,
               version: int = DEFAULTS.version, salt_len: int = 16, secret: Buffer = b"",
-              associated_data: Buffer = b"", allocator: str | None = None, wipe: Wipe = True,
-              backend: str | None = None, executor: Executor | None = None,
+              associated_data: Buffer = b"", allocator: str | Allocator | None = None,
+              wipe: Wipe = True, backend: str | None = None, executor: Executor | None = None,
               workers: int | None = None, chunk_size: int | None = None,
               progress: Progress | None = None) -> list[str]:
     """PHC strings for *passwords*, in order, each with a fresh random salt.
@@ -45,6 +47,10 @@ def hash_many(passwords: Iterable[Buffer | str], *, type: TypeLike = DEFAULTS.ty
 
     Each hash fills its lanes on one thread (``threads=1``): the parallelism is across hashes.
     """
+    if isinstance(passwords, (str, bytes, bytearray, memoryview)):
+        # Iterating it would hash each character as a password of its own.
+        raise ParameterTypeError(f"passwords must be an iterable of passwords (a list, say), "
+                                 f"not one {passwords.__class__.__name__}")
     passwords = list(passwords)
     Argon2Params.check(type=type, version=version, time_cost=time_cost,
                        memory_cost=memory_cost, parallelism=parallelism, hash_len=hash_len)

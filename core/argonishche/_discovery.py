@@ -19,7 +19,6 @@ Nothing here imports or runs a kernel module: that is :mod:`argonishche._backend
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
@@ -28,6 +27,7 @@ import pluggy
 from . import _allocators, hookspecs
 from ._settings import Settings
 from ._version import __version__
+from ._warn import warn
 from .hookspecs import PROJECT_NAME, Allocator, Backend
 
 # Backend states, as ``backends()`` and ``info`` report them.
@@ -216,14 +216,12 @@ def _accept_allocator(found: Discovered, allocator: Allocator, dist: str,
 
 def _fail(found: Discovered, name: str, dist: str, reason: str) -> None:
     found.plugins.append(PluginRecord(name, dist, PLUGIN_FAILED, reason))
-    warnings.warn(f"argonishche: plugin {name!r} from {dist}: {reason}", RuntimeWarning,
-                  stacklevel=5)
+    warn(f"argonishche: plugin {name!r} from {dist}: {reason}")
 
 
 def _warn_unknown(variable: str, named: frozenset[str], known: set[str], kind: str) -> None:
     normalized = {_normalized(name) for name in known}
     unknown = sorted(name for name in named if _normalized(name) not in normalized)
     if unknown:
-        warnings.warn(f"argonishche: {variable} names {', '.join(unknown)}, which no installed "
-                      f"plugin provides; known {kind}: {', '.join(sorted(known)) or 'none'}",
-                      RuntimeWarning, stacklevel=5)
+        warn(f"argonishche: {variable} names {', '.join(unknown)}, which no installed "
+                      f"plugin provides; known {kind}: {', '.join(sorted(known)) or 'none'}")

@@ -23,7 +23,7 @@ from typing import Any
 from . import _backend_checks, _selection, _settings
 from ._discovery import AVAILABLE, USABLE_STATES, BackendEntry, PluginRecord, discover
 from ._entry_points import entry_points
-from .exceptions import ArgonishcheError, BackendError, SettingError
+from .exceptions import ArgonishcheError, BackendError, ParameterTypeError, SettingError
 from .hookspecs import PROJECT_NAME, Allocator
 
 ALGORITHMS = _selection.ALGORITHMS
@@ -116,9 +116,15 @@ class Registry:
     def allocator_name(self) -> str:
         return self.settings.allocator_name
 
-    def allocator(self, name: str | None = None) -> Allocator:
-        """The allocator named *name*, else the one ``ARGONISHCHE_ALLOCATOR`` or the default
-        names; an unknown name is an error listing the registered ones."""
+    def allocator(self, name: str | Allocator | None = None) -> Allocator:
+        """The allocator named *name* (or *name* itself, an :class:`Allocator` instance), else
+        the one ``ARGONISHCHE_ALLOCATOR`` or the default names; an unknown name is an error
+        listing the registered ones."""
+        if isinstance(name, Allocator):
+            return name
+        if name is not None and not isinstance(name, str):
+            raise ParameterTypeError(f"allocator must be a registered allocator's name or an "
+                                     f"argonishche.Allocator, not {type(name).__name__}")
         wanted = (name or self.allocator_name).lower()
         found = self.allocators.get(wanted)
         if found is not None:

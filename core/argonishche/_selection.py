@@ -23,6 +23,8 @@ from ._settings import Settings
 from .exceptions import BackendError, SettingError
 
 ALGORITHMS = ("argon2", "blake2b")
+#: Backends that come in wheels of their own, for the hint when one is asked for but missing.
+PLUGIN_DISTRIBUTIONS = {"avx512": "argonishche-avx512"}
 
 
 def summary(entries: Iterable[BackendEntry]) -> str:
@@ -46,8 +48,11 @@ def by_priority(settings: Settings,
     if settings.backend is not None:
         entry = entries.get(settings.backend)
         if entry is None:
+            wheel = PLUGIN_DISTRIBUTIONS.get(settings.backend)
+            hint = f" ({settings.backend} comes with pip install {wheel})" if wheel else ""
             raise SettingError("ARGONISHCHE_BACKEND", settings.backend,
-                               f"a registered backend; registered: {summary(entries.values())}")
+                               f"a registered backend{hint}; registered: "
+                               f"{summary(entries.values())}")
         if entry.table is None:
             raise BackendError(
                 f"ARGONISHCHE_BACKEND={settings.backend} cannot be used: {entry.state}: "
