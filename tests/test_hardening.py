@@ -62,22 +62,28 @@ def no_work(monkeypatch):
 
 def test_default_limits_are_the_documented_ones_and_frozen():
     limits = Limits()
-    assert dataclasses.astuple(limits) == (4 * 2**20, 64, 64, 4096, 4096)
+    assert dataclasses.astuple(limits) == (4 * 2**20, 64, 64, 4096, 4096, 8 * 2**20)
     with pytest.raises(dataclasses.FrozenInstanceError):
         limits.max_memory_cost = 1
-    assert dataclasses.astuple(Limits.none()) == (None,) * 5
+    assert dataclasses.astuple(Limits.none()) == (None,) * 6
     assert PasswordHasher().limits == Limits()
 
 
 # (m KiB, t, p): RFC 9106 section 4's two recommended profiles, argon2-cffi's and libsodium's
-# presets, OWASP's cheat-sheet options: all must verify under the default limits.
+# presets, Django's default, OWASP's cheat-sheet options: all must verify under the default
+# limits (t x m goes up to 4194304 KiB-passes, libsodium's SENSITIVE presets).
 PUBLISHED_PROFILES = {
     "rfc9106-first-2GiB": (2 * 2**20, 1, 4),
     "rfc9106-second-64MiB": (64 * 2**10, 3, 4),
     "argon2-cffi-low-memory": (64 * 2**10, 3, 4),
+    "argon2-cffi-25.1-PasswordHasher()": (65536, 3, 4),
+    "django-Argon2PasswordHasher": (102400, 2, 8),
     "libsodium-argon2id-sensitive": (2**20, 4, 1),
     "libsodium-argon2i-sensitive": (2**19, 8, 1),
+    "owasp-46MiB": (46 * 2**10, 1, 1),
     "owasp-19MiB": (19 * 2**10, 2, 1),
+    "owasp-12MiB": (12 * 2**10, 3, 1),
+    "owasp-9MiB": (9 * 2**10, 4, 1),
     "owasp-7MiB": (7 * 2**10, 5, 1),
 }
 
@@ -148,7 +154,8 @@ def test_raised_or_disabled_limits_let_the_hash_run(recorder):
     encoded = encoded_with(m=2**32 - 1, t=100)
     assert argon2_verify(encoded, b"pw", limits=Limits.none()) is True
     assert argon2_verify(encoded, b"pw", limits=Limits(max_memory_cost=2**32 - 1,
-                                                       max_time_cost=100)) is True
+                                                       max_time_cost=100,
+                                                       max_work=100 * (2**32 - 1))) is True
     with pytest.raises(LimitExceededError, match="time_cost 100"):
         argon2_verify(encoded, b"pw", limits=Limits(max_memory_cost=None))
     assert PasswordHasher(limits=Limits.none()).verify(encoded, b"pw") is True

@@ -8,6 +8,7 @@ that could not be computed), 2 a usage error or bad input; error messages go to 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -15,6 +16,7 @@ import time
 
 from . import _info, _registry, _selftest
 from ._bench import command as _bench_command
+from ._params import DEFAULT_LIMITS, LIMIT_MAX, Limits
 
 #: The reference ``argon2`` program's defaults (phc-winner-argon2 ``src/run.c``).
 REFERENCE_DEFAULTS = dict(t=3, log2_kib=12, p=1, l=32, version="13")
@@ -22,6 +24,15 @@ TYPE_NAMES = {"i": "Argon2i", "d": "Argon2d", "id": "Argon2id"}
 UINT32_MAX = 2**32 - 1
 #: The flag behind each parameter a ParameterError names, for hash's messages.
 FLAG_OF = {"time_cost": "-t", "memory_cost": "-m/-k", "parallelism": "-p", "hash_len": "-l"}
+#: verify's flag for each Limits field: (flag, metavar, help).
+LIMIT_FLAGS = {
+    "max_memory_cost": ("--max-memory", "KIB", "the largest memory cost m, in KiB"),
+    "max_time_cost": ("--max-time", "N", "the largest time cost t"),
+    "max_parallelism": ("--max-parallelism", "N", "the largest parallelism p"),
+    "max_work": ("--max-work", "N", "the largest t x m, in KiB-passes"),
+    "max_hash_len": ("--max-hash-len", "BYTES", "the longest tag"),
+    "max_salt_len": ("--max-salt-len", "BYTES", "the longest salt"),
+}
 
 
 class InputError(Exception):
@@ -148,6 +159,24 @@ def _command_hash(args) -> int:
     return 0
 
 
+class CommandLineLimits(Limits):
+    """Limits whose messages name verify's flags instead of Python keywords."""
+
+    def _spell(self, name: str) -> str:
+        return LIMIT_FLAGS[name][0] if name in LIMIT_FLAGS else "the length limit"
+
+    def _how_to_raise(self, **settings: int) -> str:
+        flags = " ".join(f"{LIMIT_FLAGS[name][0]} {value}" for name, value in settings.items())
+        return f"{flags} (--no-limits disables every limit)"
+
+
+def _limits(args) -> CommandLineLimits:
+    """The defaults, or none with --no-limits; then each --max-* flag given."""
+    base = CommandLineLimits.none() if args.no_limits else CommandLineLimits()
+    given = {name: getattr(args, name) for name in LIMIT_FLAGS}
+    return dataclasses.replace(base, **{k: v for k, v in given.items() if v is not None})
+
+
 def _command_verify(args) -> int:
     from ._argon2 import argon2_verify
     from .exceptions import ArgonishcheError, VerifyMismatchError
@@ -156,7 +185,7 @@ def _command_verify(args) -> int:
         secret, ad = _secret_and_ad(args)
         options = _machine_options(args)
         argon2_verify(args.encoded, sys.stdin.buffer.read(), secret=secret,
-                      associated_data=ad, **options)
+                      associated_data=ad, limits=_limits(args), **options)
     except VerifyMismatchError:
         # The reference library's message for ARGON2_VERIFY_MISMATCH.
         return _fail("The password does not match the supplied hash", 1)
@@ -230,10 +259,20 @@ def _verify_parser(commands) -> None:
     parser = commands.add_parser(
         "verify", help="check the password on stdin against an encoded hash",
         description="Check the password read from stdin (every byte) against ENCODED. "
-                    "Exit status 0: 'Verification ok'; 1: wrong password; 2: malformed hash "
-                    "or bad input (message on stderr).")
+                    "Exit status 0: 'Verification ok'; 1: wrong password; 2: malformed hash, "
+                    "a hash over the limits, or bad input (message on stderr).")
     parser.add_argument("encoded", help="a PHC string such as $argon2id$v=19$m=65536,t=3,p=4$...")
     _add_extras(parser)
+    limits = parser.add_argument_group(
+        "limits", "A hash asking for more than these is refused (status 2) before any work: "
+                  "the costs come from ENCODED, which may not be yours.")
+    for name, (flag, metavar, text) in LIMIT_FLAGS.items():
+        limits.add_argument(flag, dest=name, type=_integer(1, LIMIT_MAX.get(name, UINT32_MAX)),
+                            metavar=metavar,
+                            help=f"{text} (default {getattr(DEFAULT_LIMITS, name)})")
+    limits.add_argument("--no-limits", action="store_true",
+                        help="no limits at all, for hashes you trust; --max-* flags given as "
+                             "well set just those")
     parser.set_defaults(run=_command_verify)
 
 

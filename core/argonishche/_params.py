@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, fields
-from typing import TypeAlias
+from typing import NamedTuple, TypeAlias
 
 from .exceptions import LimitExceededError, ParameterError, ParameterTypeError
 
@@ -136,14 +136,44 @@ class Argon2Params:
         return integer("threads", requested, 1, self.parallelism)
 
 
-#: What each limit bounds: (the field it limits, its unit in messages, its PHC spelling).
+class _Bound(NamedTuple):
+    """What one limit bounds, for its messages."""
+
+    value: str  # the key of the value it bounds, in check_hash's and check_own's arguments
+    label: str  # that value's name in messages
+    unit: str
+    spelling: str  # how the hash string spells it, formatted with the values ("" for none)
+
+
 _LIMITED = {
-    "max_memory_cost": ("memory_cost", " KiB", "m="),
-    "max_time_cost": ("time_cost", "", "t="),
-    "max_parallelism": ("parallelism", "", "p="),
-    "max_hash_len": ("hash_len", " bytes", ""),
-    "max_salt_len": ("salt_len", " bytes", ""),
+    "max_memory_cost": _Bound("memory_cost", "memory_cost", " KiB", "m={memory_cost}"),
+    "max_time_cost": _Bound("time_cost", "time_cost", "", "t={time_cost}"),
+    "max_parallelism": _Bound("parallelism", "parallelism", "", "p={parallelism}"),
+    "max_work": _Bound("work", "time_cost x memory_cost", " KiB-passes",
+                       "t={time_cost} x m={memory_cost}"),
+    "max_hash_len": _Bound("hash_len", "hash_len", " bytes", ""),
+    "max_salt_len": _Bound("salt_len", "salt_len", " bytes", ""),
 }
+#: The largest value each limit may be set to (any more is no limit at all).
+LIMIT_MAX = {"max_work": UINT32_MAX * UINT32_MAX}
+
+# Limits.max_encoded_len, the longest PHC string within max_salt_len and max_hash_len:
+#   "$argon2id$v=$m=,t=,p=$$"                  23 characters of frame (argon2id: the longest type)
+#   + 4 numbers (v, m, t, p) of 10 digits      40: the decoder reads no number longer than
+#                                                  UINT32_MAX, whatever the cost limits
+#   + salt and tag in unpadded base64          ceil(4n / 3) characters each for n bytes
+#   + _ENCODED_LEN_MARGIN                      1024, so that a string a little longer than that
+#                                                  (a stray newline, a padded field) still gets
+#                                                  the decoder's own message
+# The default limits (4096-byte salt and tag): 23 + 40 + 5462 + 5462 + 1024 = 12011 characters.
+_PHC_FRAME_LEN = len("$argon2id$v=$m=,t=,p=$$")
+_PHC_NUMBER_LEN = len(str(UINT32_MAX))
+_ENCODED_LEN_MARGIN = 1024
+
+
+def _base64_len(size: int) -> int:
+    """Characters of *size* bytes in unpadded base64."""
+    return -(-4 * size // 3)
 
 
 @dataclass(frozen=True)
@@ -154,7 +184,8 @@ class Limits:
     from the hash string, which may come from an attacker (a submitted hash, a tampered
     database row).  A hash over any of these limits raises
     :class:`~argonishche.LimitExceededError` (an ``InvalidHashError``) before any work memory is
-    allocated.  ``None`` means no limit for that field; :meth:`none` disables all of them.
+    allocated, and a string longer than :attr:`max_encoded_len` before it is even parsed.
+    ``None`` means no limit for that field; :meth:`none` disables all of them.
     The defaults are explained in README.md ("Limits and hostile input").
     """
 
@@ -163,55 +194,104 @@ class Limits:
     max_parallelism: int | None = 64
     max_hash_len: int | None = 4096
     max_salt_len: int | None = 4096
+    # time_cost x memory_cost, in KiB-passes: twice the most any published profile asks for,
+    # libsodium's SENSITIVE presets (Argon2id t=4 x m=1 GiB and Argon2i t=8 x 512 MiB, both
+    # 4194304).  RFC 9106's first profile is 2097152 (t=1 x 2 GiB), its second and argon2-cffi
+    # 25.1's PasswordHasher() 196608 (t=3 x 64 MiB), Django's Argon2PasswordHasher 204800
+    # (t=2 x 100 MiB), OWASP's five 35840..47104 (m=47104 t=1 ... m=7168 t=5).  Without it the
+    # other limits admit t=64 x m=4 GiB = 268435456: t=2 x 4 GiB took 17 s on a 2-core AVX2
+    # machine, so about 9 minutes for one string.
+    max_work: int | None = 8 * 1024 * 1024
 
     def __post_init__(self) -> None:
         for field in fields(self):
             value = getattr(self, field.name)
             if value is not None:
-                integer(f"Limits.{field.name}", value, 1, UINT32_MAX)
+                integer(f"Limits.{field.name}", value, 1,
+                        LIMIT_MAX.get(field.name, UINT32_MAX))
 
     @classmethod
     def none(cls) -> Limits:
         """No limits at all: every valid hash is run, whatever it costs (trusted input only)."""
-        return cls(max_memory_cost=None, max_time_cost=None, max_parallelism=None,
-                   max_hash_len=None, max_salt_len=None)
+        return cls(**{field.name: None for field in fields(cls)})
 
-    def _first_exceeded(self, values: dict[str, int]) -> tuple[str, int, int] | None:
-        """(limit name, value, limit) of the first field of *values* over its limit."""
-        for name, (field, _, _) in _LIMITED.items():
-            limit = getattr(self, name)
-            if limit is not None and field in values and values[field] > limit:
-                return name, values[field], limit
-        return None
+    @property
+    def max_encoded_len(self) -> int | None:
+        """The longest encoded hash read at all: the longest PHC string within
+        ``max_salt_len`` and ``max_hash_len``, plus a margin (None if either is None)."""
+        if self.max_salt_len is None or self.max_hash_len is None:
+            return None
+        return (_PHC_FRAME_LEN + 4 * _PHC_NUMBER_LEN + _base64_len(self.max_salt_len)
+                + _base64_len(self.max_hash_len) + _ENCODED_LEN_MARGIN)
+
+    # How messages name a limit and how to raise it; the command line's verify overrides both
+    # to name its flags.
+
+    def _spell(self, name: str) -> str:
+        return f"Limits.{name}"
+
+    def _how_to_raise(self, **settings: int) -> str:
+        arguments = ", ".join(f"{name}={value}" for name, value in settings.items())
+        return (f"limits=argonishche.Limits({arguments}) for argon2_verify or PasswordHasher "
+                f"(Limits.none() disables every limit)")
+
+    def _exceeded(self, values: dict[str, int]) -> dict[str, int]:
+        """{limit name: value} of every value in *values* over its limit, in _LIMITED's order."""
+        if "time_cost" in values and "memory_cost" in values:
+            values = dict(values, work=values["time_cost"] * values["memory_cost"])
+        return {name: values[bound.value] for name, bound in _LIMITED.items()
+                if getattr(self, name) is not None and bound.value in values
+                and values[bound.value] > getattr(self, name)}
+
+    def check_encoded_len(self, encoded: object) -> None:
+        """Raise LimitExceededError if *encoded* (str or bytes) is longer than
+        :attr:`max_encoded_len`: called before the string is parsed, so that a huge one costs
+        nothing (its length is all that is looked at)."""
+        limit = self.max_encoded_len
+        if limit is None or not isinstance(encoded, (str, bytes)) or len(encoded) <= limit:
+            return
+        size = len(encoded) * 3 // 4  # what a base64 field of the whole length would hold
+        raise LimitExceededError(
+            f"hash has {len(encoded)} characters, over the limit of {limit} "
+            f"({self._spell('max_encoded_len')}, from {self._spell('max_salt_len')} and "
+            f"{self._spell('max_hash_len')}); refused before it was parsed. If such hashes are "
+            f"legitimate here, raise those: "
+            f"{self._how_to_raise(max_salt_len=size, max_hash_len=size)}")
 
     def check_hash(self, *, memory_cost: int, time_cost: int, parallelism: int,
                    hash_len: int, salt_len: int) -> None:
-        """Raise LimitExceededError if a hash with these values asks for too much."""
-        exceeded = self._first_exceeded(dict(
-            memory_cost=memory_cost, time_cost=time_cost, parallelism=parallelism,
-            hash_len=hash_len, salt_len=salt_len))
-        if exceeded is not None:
-            name, value, limit = exceeded
-            field, unit, spelling = _LIMITED[name]
-            raise LimitExceededError(
-                f"hash has {field} {value}{unit}{f' ({spelling}{value})' if spelling else ''}, "
-                f"over the limit of "
-                f"{limit}{unit} (Limits.{name}); refused before any work was done. If such "
-                f"hashes are legitimate here, raise it: limits=argonishche.Limits({name}="
-                f"{value}) for argon2_verify or PasswordHasher (Limits.none() disables every "
-                f"limit)")
+        """Raise LimitExceededError if a hash with these values asks for too much: the message
+        names the first limit exceeded, and how to raise every one that is."""
+        values = dict(memory_cost=memory_cost, time_cost=time_cost, parallelism=parallelism,
+                      hash_len=hash_len, salt_len=salt_len)
+        exceeded = self._exceeded(values)
+        if not exceeded:
+            return
+        overs = []
+        for name, value in exceeded.items():
+            bound = _LIMITED[name]
+            spelling = bound.spelling.format(**values)
+            overs.append(f"{bound.label} {value}{bound.unit}"
+                         f"{f' ({spelling})' if spelling else ''}, over the limit of "
+                         f"{getattr(self, name)}{bound.unit} ({self._spell(name)})")
+        raise LimitExceededError(
+            f"hash has {', and '.join(overs)}; refused before any work was done. If such "
+            f"hashes are legitimate here, raise {'it' if len(exceeded) == 1 else 'them'}: "
+            f"{self._how_to_raise(**exceeded)}")
 
     def check_own(self, **values: int) -> None:
         """ParameterError if a hasher's own parameters are over its limits (it could not verify
         its own hashes)."""
-        exceeded = self._first_exceeded(values)
-        if exceeded is not None:
-            name, value, limit = exceeded
-            field, unit, _ = _LIMITED[name]
-            raise ParameterError(
-                f"{field}={value} is over this hasher's limit Limits.{name}={limit}{unit}, so it "
-                f"could not verify its own hashes: pass limits=argonishche.Limits({name}="
-                f"{value}) (or higher) as well")
+        exceeded = self._exceeded(values)
+        if not exceeded:
+            return
+        overs = [f"{_LIMITED[name].label}={value} is over this hasher's limit "
+                 f"Limits.{name}={getattr(self, name)}{_LIMITED[name].unit}"
+                 for name, value in exceeded.items()]
+        arguments = ", ".join(f"{name}={value}" for name, value in exceeded.items())
+        raise ParameterError(
+            f"{', and '.join(overs)}, so it could not verify its own hashes: pass "
+            f"limits=argonishche.Limits({arguments}) (or higher) as well")
 
 
 def resolve_limits(limits: Limits | None) -> Limits:

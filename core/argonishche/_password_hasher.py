@@ -10,6 +10,7 @@ from typing import TypedDict
 from ._argon2 import argon2_hash_encoded, argon2_verify, params_of
 from ._batch import Progress, hash_many
 from .exceptions import InvalidHashError
+from .hookspecs import Allocator
 from ._params import (
     MIN_SALT_LEN,
     UINT32_MAX,
@@ -25,7 +26,7 @@ from ._params import (
 
 
 class _MemoryOptions(TypedDict):
-    allocator: str | None
+    allocator: str | Allocator | None
     wipe: Wipe
 
 
@@ -39,7 +40,7 @@ class PasswordHasher:
 
     def __init__(self, time_cost: int = 3, memory_cost: int = 65536, parallelism: int = 4,
                  hash_len: int = 32, salt_len: int = 16, type: TypeLike = "id", *,
-                 allocator: str | None = None, wipe: Wipe = True,
+                 allocator: str | Allocator | None = None, wipe: Wipe = True,
                  limits: Limits | None = None) -> None:
         """:param allocator: and :param wipe: as for :func:`argonishche.argon2_hash`.
 
