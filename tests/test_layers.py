@@ -17,7 +17,7 @@ PACKAGE = pathlib.Path(argonishche.__file__).parent
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("_version", "exceptions", "_features", "build", "vectors", "_core", "_warn"),
     ("_settings", "hookspecs", "_entry_points", "_params", "_phc", "_driver"),
-    ("_cpu", "_selftest", "_allocators"),
+    ("_cpu", "_selftest", "_certify", "_allocators"),
     ("_discovery", "_backend_checks", "_selection"),
     ("_registry",),
     ("_argon2", "_blake2", "_info"),

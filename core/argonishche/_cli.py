@@ -14,7 +14,7 @@ import os
 import sys
 import time
 
-from . import _info, _registry, _selftest
+from . import _certify, _info, _registry, _selftest
 from ._bench import command as _bench_command
 from ._params import DEFAULT_LIMITS, LIMIT_MAX, Limits
 
@@ -66,8 +66,12 @@ def _command_selftest(args) -> int:
             print(f"{entry.name:<10} not run: {entry.state}"
                   + (f" ({entry.reason})" if entry.reason else ""))
             continue
-        failures = _selftest.run(entry.table, full=True)
-        print(f"{entry.name:<10} {'FAIL' if failures else 'ok'}")
+        if args.full:  # the certification, run now and remembered (see _certify)
+            result = _certify.certify(entry.module, entry.table, force=True)
+            failures, took = result.failures, f" ({result.seconds:.2f} s)"
+        else:
+            failures, took = _selftest.run(entry.table, full=True), ""
+        print(f"{entry.name:<10} {'FAIL' if failures else 'ok'}{took}")
         for failure in failures:
             print(f"{'':<10} wrong: {failure}")
         status |= bool(failures)
@@ -287,8 +291,14 @@ def main(argv=None) -> int:
     info_parser.add_argument("--fast", action="store_true",
                              help="skip py-cpuinfo's cross-check (it takes about a second)")
     info_parser.set_defaults(run=_command_info)
-    commands.add_parser("selftest", help="every known-answer vector on every usable backend"
-                        ).set_defaults(run=_command_selftest)
+    selftest_parser = commands.add_parser(
+        "selftest", help="every known-answer vector on every usable backend")
+    selftest_parser.add_argument(
+        "--full", action="store_true",
+        help="certify each usable backend's kernel module now (slower: Argon2 of several MiB "
+             "against ref, long BLAKE2b runs) and remember the outcome, as argonishche does the "
+             "first time it sees a module")
+    selftest_parser.set_defaults(run=_command_selftest)
     _bench_command.add_parser(commands, _integer)
     args = parser.parse_args(argv)
     try:

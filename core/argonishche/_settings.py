@@ -138,6 +138,16 @@ def parse(environ: Mapping[str, str]) -> Settings:
     return Settings(given=given(environ), **values)
 
 
+def user_cache_home(environ: Mapping[str, str] = os.environ) -> str | None:
+    """The user's cache directory: ``$XDG_CACHE_HOME`` if absolute (as the XDG Base Directory
+    specification says), else ``~/.cache``; None without a home directory."""
+    base = environ.get("XDG_CACHE_HOME", "")
+    if os.path.isabs(base):
+        return base
+    home = os.path.expanduser("~")
+    return os.path.join(home, ".cache") if os.path.isabs(home) else None
+
+
 _current: Settings | None = None
 
 

@@ -1,0 +1,304 @@
+"""Certification: the full check of a compiled kernel module, run once per module file and machine.
+
+The start-up self-test (:mod:`argonishche._selftest`) has a fraction of a millisecond per backend.
+Certification runs what costs more, the first time a kernel module's file is seen, and remembers
+the outcome by the file's SHA-256 in a per-user cache directory (:func:`cache_directory`).  On top
+of the quick self-test with every known-answer vector it checks, each for a bug class that the
+quick checks cannot afford to reach:
+
+* G's placement check (see _selftest) over 64 MiB: ref at every distance up to 1,100 blocks
+  behind and ahead of prev, then at powers of two up to 65,536 blocks (a 64 MiB lane): kernels
+  that go wrong beyond some distance, or only within a window of distances;
+* BLAKE2b against hashlib: runs of 0 to 70 blocks and of 8,191 to 24,577 blocks in one call to F,
+  and 3 MiB messages in one update and in uneven pieces, keyed, salted and personalised: kernels
+  with their own path for long runs (one was wrong for a run of more than 8,192 blocks, which only
+  a message over 1 MiB makes);
+* Argon2 against ref's kernels through the driver, every type and version, 1 to 4 lanes on as many
+  threads, 1 to 4 MiB: G on the references real hashes make, far ones included, and kernels that
+  are not safe to call from several threads at once;
+* Argon2 known answers of 1 to 4 MiB computed with argon2-cffi (phc-winner-argon2), which do not
+  depend on ref, so that ref itself is certified too.
+
+A record counts only for the argonishche version and kernel ABI that wrote it: a newer version may
+check more.  A directory that cannot be written means "not remembered", never an error.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import os
+import time
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+
+from . import _driver, _selftest, _settings
+from ._core import ffi, lib
+from ._version import __version__
+from .exceptions import ArgonishcheError
+
+#: The module whose kernels the differential checks compare with.
+REFERENCE_MODULE = "argonishche_backends._ref"
+
+# ---- the checks -------------------------------------------------------------------------------
+
+#: Distances (blocks) of ref behind and ahead of prev for the full placement check: every one up to
+#: 1,100 (past the 100 and 300 where real kernels failed, and a KiB-sized window's edges), then the
+#: powers of two and their neighbours up to a 64 MiB lane.
+FULL_DISTANCES = (*range(2, 1101), *sorted({d for k in range(11, 17)
+                                            for d in (2**k - 1, 2**k, 2**k + 1)}))
+
+#: Runs of blocks the core passes to F in one call: short ones, and around the 8,192 beyond which
+#: a kernel failed (a message of more than 1 MiB), up to 3 MiB.
+BLAKE2B_RUNS = tuple(range(0, 71)) + (127, 128, 129, 1023, 1024, 1025, 8191, 8192, 8193, 16384,
+                                      24577)
+
+#: Argon2 shapes (memory_cost KiB, time_cost, lanes) compared with ref, for every type and version.
+ARGON2_SHAPES = ((4096, 1, 1), (2048, 2, 2), (1024, 3, 4))
+
+#: (type, version, memory_cost, time_cost, parallelism, tag): password b"argonishche
+#: certification", salt b"far references!!", 32-byte tag, no secret or associated data.  Computed
+#: with argon2-cffi 25.1.0 (argon2.low_level.hash_secret_raw, phc-winner-argon2 inside);
+#: tests/test_selftest.py recomputes them where argon2-cffi is installed.
+ARGON2_KNOWN_ANSWERS = (
+    ("d", 0x13, 4096, 1, 1, "694b3a39d22aafcd350152fdf22c4ea092ce70622330913584069a7628d2b5c8"),
+    ("i", 0x13, 2048, 2, 2, "1c093fadf3e5d48b3ed5746ce17533f0cbaf200c1fafd675a26a318d7c13f62a"),
+    ("id", 0x13, 3072, 1, 4, "e4bfa42b8828e59ae0a21e6e0937b03215adda02ececd2651c729abecf8f5d17"),
+    ("d", 0x10, 2048, 2, 1, "43343a102d1784f0945b91ee270d076c3d99c3b4c69ebe59de920fc755cddb89"),
+    ("i", 0x10, 4096, 1, 2, "c941d0b0e53c35b6b79fc1352c73698a7538a38b2e0103ae15420453e09ec598"),
+    ("id", 0x10, 1024, 3, 8, "70d2fc5598a9e99bb01845b26b6967ebaab779d761a0e008dcc37ec3a4ff3786"),
+)
+KNOWN_ANSWER_INPUTS = dict(password=b"argonishche certification", salt=b"far references!!",
+                           secret=b"", associated_data=b"")
+
+
+@functools.lru_cache(maxsize=1)
+def full_placements() -> list[tuple[str, int, int, int]]:
+    """The full placement check's placements (made on first use: importing this module is part
+    of argonishche's start-up)."""
+    return _selftest.placements(FULL_DISTANCES, FULL_DISTANCES)
+
+
+def reference_table() -> Any:
+    """ref's kernel table, as a core ``const argonishche_kernel_table *``."""
+    module = importlib.import_module(REFERENCE_MODULE)
+    address = int(module.ffi.cast("uintptr_t", module.lib.argonishche_kernels()))
+    return ffi.cast("const argonishche_kernel_table *", address)
+
+
+def _argon2(table: Any, type: str, version: int, memory_cost: int, time_cost: int, lanes: int,
+            inputs: dict[str, bytes], hash_len: int = 32) -> bytes:
+    return _driver.argon2(table, table, type=type, version=version, time_cost=time_cost,
+                          memory_cost=memory_cost, parallelism=lanes, threads=lanes,
+                          hash_len=hash_len, **inputs)
+
+
+def _argon2_cases() -> Iterator[tuple[str, int, int, int, int, dict[str, bytes], int]]:
+    import random  # here: it costs a millisecond to import
+
+    rng = random.Random(9106)
+    for memory_cost, time_cost, lanes in ARGON2_SHAPES:
+        for type in ("d", "i", "id"):
+            for version in (0x10, 0x13):
+                inputs = dict(password=rng.randbytes(24), salt=rng.randbytes(16),
+                              secret=rng.randbytes(8), associated_data=rng.randbytes(12))
+                yield type, version, memory_cost, time_cost, lanes, inputs, rng.choice((32, 65))
+
+
+@functools.lru_cache(maxsize=None)
+def _reference_tags(address: int) -> tuple[bytes, ...]:
+    """ref's tags for _argon2_cases(), computed once per process (certify() is often called for
+    every backend in turn)."""
+    table = ffi.cast("const argonishche_kernel_table *", address)
+    return tuple(_argon2(table, *case) for case in _argon2_cases())
+
+
+def _kernels_of(table: Any) -> tuple[int, ...]:
+    return tuple(int(ffi.cast("uintptr_t", kernel))
+                 for kernel in (table.blake2b_compress, table.argon2_fill_block))
+
+
+def argon2_failures(table: Any, reference: Any) -> list[str]:
+    """Argon2 through *table* against *reference* (ref's kernels) and the known answers."""
+    failures = []
+    for type, version, memory_cost, time_cost, lanes, tag in ARGON2_KNOWN_ANSWERS:
+        if _argon2(table, type, version, memory_cost, time_cost, lanes,
+                   KNOWN_ANSWER_INPUTS).hex() != tag:
+            failures.append(f"Argon2{type} v={version:#x} m={memory_cost} t={time_cost} "
+                            f"p={lanes} (known answer computed with argon2-cffi)")
+    if _kernels_of(table) == _kernels_of(reference):
+        return failures  # ref itself: nothing to compare with
+    expected = _reference_tags(int(ffi.cast("uintptr_t", reference)))
+    for case, tag in zip(_argon2_cases(), expected, strict=True):
+        if _argon2(table, *case) != tag:
+            type, version, memory_cost, time_cost, lanes = case[:5]
+            failures.append(f"Argon2{type} v={version:#x} m={memory_cost} t={time_cost} "
+                            f"p={lanes} on {lanes} threads differs from ref")
+    return failures
+
+
+@functools.lru_cache(maxsize=1)
+def _message() -> bytes:
+    import random
+
+    return random.Random(7693).randbytes(128 * (max(BLAKE2B_RUNS) + 1) + 1)
+
+
+def blake2b_failures(table: Any) -> list[str]:
+    """BLAKE2b through *table*'s F against hashlib: every run of BLAKE2B_RUNS in one call, and
+    the whole message keyed, salted and personalised, in one update and in uneven pieces."""
+    import hashlib
+
+    message, wrong = _message(), []
+    for blocks in BLAKE2B_RUNS:
+        data = message[:128 * (blocks + 1) + 1]
+        state = _driver.new_blake2b_state(table, 64, b"", b"", b"")
+        _driver.blake2b_update(state, data)
+        if _driver.blake2b_digest(state) != hashlib.blake2b(data).digest():
+            wrong.append(blocks)
+    failures = _selftest.runs_line(wrong, len(BLAKE2B_RUNS))
+    params = dict(digest_size=48, key=bytes(range(64)), salt=b"certified salt!!",
+                  person=b"argonishche cert")
+    expected = hashlib.blake2b(message, **params).digest()
+    for pieces in ((len(message),), (1, 2**20 + 1, 2**20 + 78, 2**21 - 1, len(message))):
+        state = _driver.new_blake2b_state(table, params["digest_size"], params["key"],
+                                         params["salt"], params["person"])
+        start = 0
+        for end in pieces:
+            _driver.blake2b_update(state, message[start:end])
+            start = end
+        if _driver.blake2b_digest(state) != expected:
+            failures.append(f"keyed BLAKE2b of {len(message)} bytes in updates ending at "
+                            f"{', '.join(map(str, pieces))}")
+    return failures
+
+
+def failures(table: Any, reference: Any = None) -> list[str]:
+    """Every check of the certification on *table*, uncached; one line per failure.
+
+    :param reference: ref's kernel table (default: :func:`reference_table`).
+    """
+    reference = reference_table() if reference is None else reference
+    return (_selftest.run(table, full=True)
+            + _selftest.placement_failures(table, full_placements())
+            + blake2b_failures(table) + argon2_failures(table, reference))
+
+
+# ---- the cache --------------------------------------------------------------------------------
+
+
+class CertificationResult(NamedTuple):
+    """The outcome of :func:`certify` (a NamedTuple: a dataclass costs 0.5 ms more to import)."""
+
+    passed: bool
+    failures: list[str]
+    cached: bool     # remembered from an earlier certification of the same file: nothing ran
+    seconds: float   # what this call took (a cached result: the lookup)
+
+
+def cache_directory() -> str | None:
+    """Where records live: ``<the user's cache directory>/argonishche/certified`` (see
+    :func:`argonishche._settings.user_cache_home`); None without one."""
+    base = _settings.user_cache_home()
+    return None if base is None else os.path.join(base, "argonishche", "certified")
+
+
+def module_sha256(module: Any) -> str | None:
+    """The SHA-256 of *module*'s file (hex), or None if it has no readable file."""
+    import hashlib
+
+    path = getattr(module, "__file__", None)
+    if not path:
+        return None
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                digest.update(chunk)
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
+def _record_path(sha256: str) -> str | None:
+    directory = cache_directory()
+    return None if directory is None else os.path.join(directory, sha256)
+
+
+def _recall(sha256: str) -> tuple[bool, list[str]] | None:
+    """(passed, failures) recorded for *sha256* by this argonishche version and kernel ABI."""
+    path = _record_path(sha256)
+    if path is None:
+        return None
+    fields: dict[str, list[str]] = {}
+    try:
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                key, _, value = line.rstrip("\n").partition(": ")
+                fields.setdefault(key, []).append(value)
+    except (OSError, UnicodeDecodeError):
+        return None
+    if (fields.get("sha256") != [sha256] or fields.get("argonishche") != [__version__]
+            or fields.get("kernel_abi") != [str(lib.ARGONISHCHE_KERNEL_ABI)]
+            or fields.get("passed") not in (["yes"], ["no"])):
+        return None
+    return fields["passed"] == ["yes"], fields.get("failure", [])
+
+
+def _remember(sha256: str, module: Any, result: CertificationResult) -> None:
+    """Write the record for *sha256*, atomically; any OSError means it is not remembered."""
+    path = _record_path(sha256)
+    if path is None:
+        return
+    lines = [f"sha256: {sha256}", f"passed: {'yes' if result.passed else 'no'}",
+             f"date: {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}",
+             f"argonishche: {__version__}", f"kernel_abi: {lib.ARGONISHCHE_KERNEL_ABI}",
+             f"module: {getattr(module, '__name__', '?')}",
+             f"file: {getattr(module, '__file__', '?')}", f"seconds: {result.seconds:.3f}",
+             *(f"failure: {' '.join(line.split())}" for line in result.failures)]
+    temporary = f"{path}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        with open(temporary, "x", encoding="utf-8") as f:
+            f.write("\n".join(lines) + "\n")
+        os.replace(temporary, path)
+    except OSError:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+
+
+def is_certified(module: Any) -> bool:
+    """Whether *module*'s file passed a certification remembered here (a cache lookup only)."""
+    sha256 = module_sha256(module)
+    recalled = None if sha256 is None else _recall(sha256)
+    return recalled is not None and recalled[0]
+
+
+def certify(module: Any, table: Any, *, reference: Any = None,
+            force: bool = False) -> CertificationResult:
+    """Certify the kernel module *module*, whose kernel table is *table*: the remembered outcome
+    for its file if there is one (unless *force*), else run :func:`failures` and remember it.
+
+    Never raises for a wrong kernel.  A check that cannot run (ref's module missing, no memory)
+    is a failure that is not remembered.
+
+    :param reference: ref's kernel table (default: imported from argonishche_backends._ref).
+    """
+    started = time.perf_counter()
+    sha256 = module_sha256(module)
+    if not force and sha256 is not None:
+        recalled = _recall(sha256)
+        if recalled is not None:
+            return CertificationResult(recalled[0], recalled[1], True,
+                                       time.perf_counter() - started)
+    try:
+        found = failures(table, reference)
+    except (ImportError, MemoryError, OSError, ArgonishcheError) as exc:
+        return CertificationResult(False, [f"certification could not run: {exc}"], False,
+                                   time.perf_counter() - started)
+    result = CertificationResult(not found, found, False, time.perf_counter() - started)
+    if sha256 is not None:
+        _remember(sha256, module, result)
+    return result

@@ -1,0 +1,5 @@
+"""The compiled kernel module; everything else is in pyproject.toml."""
+
+from setuptools import setup
+
+setup(cffi_modules=["build_kernels.py:ffibuilder"])

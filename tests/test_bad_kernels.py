@@ -1,0 +1,167 @@
+"""Real broken kernels, built as installed distributions: what a user gets with one installed.
+
+tests/bad_plugins/ is a plugin project whose kernels are ref's with one deliberate bug, switched on
+by a ``#define`` (see its src/bad.c).  It is built into one wheel per bug class that third-party
+kernels had, installed with ``pip install --target`` into a directory of its own, and run in a
+fresh interpreter with that directory on PYTHONPATH, where argonishche's entry-point reader finds
+it like any installed plugin.  Its priority, 99, is above every built-in backend: it is selected
+unless a check catches the bug.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+TEMPLATE = TESTS / "bad_plugins"
+REF_SOURCE = TESTS.parent / "backends" / "ref.c"
+
+#: Bug class -> the src/bug.h that switches it on.
+BUGS = {
+    "G wrong for ref > 100 blocks behind prev": "#define BAD_G_BEHIND 100",
+    "G wrong for ref > 300 blocks behind prev": "#define BAD_G_BEHIND 300",
+    "F wrong for runs of >= 8 blocks": "#define BAD_F_RUN_FROM 8",
+    "F wrong for one run > 8,192 blocks": "#define BAD_F_RUN_FROM 8193",
+}
+G_100, G_300, F_8, F_8193 = BUGS
+BUILD_TIMEOUT = 300  # seconds for one wheel (four build at once)
+RUN_TIMEOUT = 120
+
+# What a user sees, printed as JSON: the bad backend's state, what is selected, whether hashes
+# are right (against argon2-cffi and hashlib), whether an argon2-cffi hash verifies, and, for the
+# test, the quick self-test and the certification of the module called directly.
+PROBE = """
+    import hashlib, importlib, json, sys
+    import argon2
+    import argonishche
+    from argonishche import _backend_checks, _selftest
+
+    bad = {b.name: b for b in argonishche.backends()}["bad"]
+    module = importlib.import_module("argonishche_bad_kernels._kernels")
+    table = _backend_checks.kernel_table(module)
+    password, salt = b"correct horse", b"somesalt"
+    # m = 2 MiB: Argon2 references reach up to 2,048 blocks back; 2 MiB of BLAKE2b input is one
+    # run of 16,382 blocks
+    expected = argon2.low_level.hash_secret_raw(password, salt, 1, 2048, 1, 32,
+                                                argon2.low_level.Type.ID, 0x13)
+    long_message = bytes(range(256)) * 8192
+    encoded = argon2.PasswordHasher(time_cost=1, memory_cost=2048, parallelism=2).hash(password)
+    try:
+        verifies = argonishche.argon2_verify(encoded, password)
+    except argonishche.VerifyMismatchError:
+        verifies = False
+    out = dict(state=bad.state, reason=bad.reason, distribution=bad.distribution,
+               selected=argonishche.selected_backend("argon2"), quick=_selftest.run(table),
+               argon2_right=argonishche.argon2_hash(
+                   password, salt, type="id", time_cost=1, memory_cost=2048, parallelism=1,
+                   hash_len=32) == expected,
+               blake2b_right=argonishche.blake2b(long_message).digest()
+               == hashlib.blake2b(long_message).digest(),
+               verifies=verifies)
+    if "--certify" in sys.argv:
+        from argonishche import _certify
+        results = [_certify.certify(module, table) for _ in range(2)]
+        out["certify"] = [dict(passed=r.passed, failures=r.failures, cached=r.cached)
+                          for r in results]
+        out["is_certified"] = _certify.is_certified(module)
+        out["records"] = len(list(__import__("os").scandir(_certify.cache_directory())))
+    print(json.dumps(out))
+"""
+
+
+def _start(*args: str | Path) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "pip", *map(str, args),
+                             "--no-deps", "--no-cache-dir", "--disable-pip-version-check",
+                             "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+
+
+def _finish(processes: dict[str, subprocess.Popen], what: str) -> None:
+    for bug, process in processes.items():
+        try:
+            output, _ = process.communicate(timeout=BUILD_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.communicate()
+            pytest.fail(f"{what} of the plugin for {bug!r} took over {BUILD_TIMEOUT} s")
+        assert process.returncode == 0, f"{what} for {bug!r} failed:\n{output}"
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> dict[str, Path]:
+    """Bug class -> the directory its plugin wheel is installed in (built once per session)."""
+    if shutil.which("cc") is None and shutil.which("gcc") is None:
+        pytest.skip("no C compiler to build the deliberately broken plugins")
+    pytest.importorskip("argon2", reason="argon2-cffi gives the right hashes to compare with")
+    root = tmp_path_factory.mktemp("bad_plugins")
+    projects = {bug: root / f"project{i}" for i, bug in enumerate(BUGS)}
+    for bug, project in projects.items():
+        shutil.copytree(TEMPLATE, project, ignore=shutil.ignore_patterns(
+            "build", "*.egg-info", "__pycache__", "ref.c", "bug.h"))
+        shutil.copy(REF_SOURCE, project / "src" / "ref.c")
+        (project / "src" / "bug.h").write_text(BUGS[bug] + "\n")
+    # The four builds, then the four installs, run at once: a wheel takes a few seconds.
+    _finish({bug: _start("wheel", "--no-build-isolation", "--wheel-dir", project / "dist",
+                         project) for bug, project in projects.items()}, "pip wheel")
+    sites = {bug: root / f"site{i}" for i, bug in enumerate(BUGS)}
+    _finish({bug: _start("install", "--target", sites[bug],
+                         *(projects[bug] / "dist").glob("*.whl")) for bug in BUGS},
+            "pip install --target")
+    return sites
+
+
+@pytest.fixture(scope="module")
+def probe(installed, tmp_path_factory):
+    """Run PROBE with one bug's plugin installed; its findings as a dict (memoized per bug)."""
+    found: dict[tuple[str, bool], dict] = {}
+
+    def run(bug: str, certify: bool = False) -> dict:
+        if (bug, certify) not in found:
+            env = {k: v for k, v in os.environ.items() if not k.startswith("ARGONISHCHE_")}
+            env["PYTHONPATH"] = os.pathsep.join(
+                filter(None, [str(installed[bug]), os.environ.get("PYTHONPATH")]))
+            env["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache"))  # not the user's
+            done = subprocess.run([sys.executable, "-c", textwrap.dedent(PROBE),
+                                   *(["--certify"] if certify else [])],
+                                  capture_output=True, text=True, timeout=RUN_TIMEOUT, env=env)
+            assert done.returncode == 0, done.stderr
+            found[bug, certify] = json.loads(done.stdout)
+        return found[bug, certify]
+    return run
+
+
+@pytest.mark.parametrize("bug, says", [
+    (G_100, "G (xor_into_next=0 and 1) with the reference 101 blocks behind prev (and 11 more"),
+    (G_300, "G (xor_into_next=0 and 1) with the reference 301 blocks behind prev (and 6 more"),
+    (F_8, "BLAKE2b F over a run of 8 blocks (and 5 more of 6 run lengths) in one call")],
+    ids=["G beyond 100 blocks", "G beyond 300 blocks", "F runs from 8 blocks"])
+def test_caught_at_start_up_and_not_selected(probe, bug, says):
+    out = probe(bug)
+    assert out["distribution"] == "argonishche-bad-kernels 1.0"
+    assert out["state"] == "selftest-failed", out
+    assert says in out["reason"]
+    assert out["selected"] != "bad"
+    assert out["argon2_right"] and out["blake2b_right"] and out["verifies"], out
+
+
+def test_run_over_8192_blocks_passes_the_quick_self_test_but_fails_certification(probe):
+    out = probe(F_8193, certify=True)
+    # The quick self-test cannot afford a run of 8,193 blocks (a message over 1 MiB): it passes.
+    assert out["quick"] == []
+    first, again = out["certify"]
+    assert not first["passed"] and not first["cached"]
+    assert first["failures"][0] == ("BLAKE2b F over a run of 8193 blocks (and 2 more of 82 run "
+                                    "lengths) in one call")
+    assert again == dict(first, cached=True)  # remembered by the module file's hash
+    assert out["is_certified"] is False and out["records"] == 1
+    # Until the registry certifies new modules, it is selected, and long messages hash wrong.
+    assert out["blake2b_right"] == (out["selected"] != "bad"), out
+    assert out["argon2_right"] and out["verifies"]

@@ -1,0 +1,244 @@
+"""The quick self-test's kernel checks and the certification: their constants, what they catch,
+and the certification's cache.
+
+Kernels with a bug are made here from ref's with a Python wrapper (a cffi callback in a kernel
+table of our own), so every bug class is cheap to state; tests/test_bad_kernels.py builds real
+ones as installed wheels.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import types
+
+import pytest
+
+import argonishche.testing as conformance
+from argonishche import _certify, _cli, _registry, _selftest
+from argonishche._core import ffi
+
+
+@pytest.fixture(scope="module")
+def ref():
+    return _certify.reference_table()
+
+
+class WrappedKernels:
+    """A kernel table whose kernels are ref's, made wrong where *g_wrong(ref_at, next_at,
+    xor_into_next)* or *f_wrong(nblocks)* returns True (``ref_at``, ``next_at``: where ref and
+    next lie from prev, in blocks; negative is below)."""
+
+    def __init__(self, ref, g_wrong=None, f_wrong=None):
+        def fill_block(next_, prev, reference, xor_into_next):
+            ref.argon2_fill_block(next_, prev, reference, xor_into_next)
+            address = int(ffi.cast("uintptr_t", prev))
+            if g_wrong and g_wrong((int(ffi.cast("uintptr_t", reference)) - address) // 1024,
+                                   (int(ffi.cast("uintptr_t", next_)) - address) // 1024,
+                                   xor_into_next):
+                next_.v[127] ^= 1
+
+        def compress(h, t, blocks, nblocks, increment, final_flag):
+            ref.blake2b_compress(h, t, blocks, nblocks, increment, final_flag)
+            if f_wrong and f_wrong(nblocks):
+                h[7] ^= 1
+
+        self._callbacks = (ffi.callback("argonishche_argon2_fill_block_fn", fill_block),
+                           ffi.callback("argonishche_blake2b_compress_fn", compress))
+        self.table = ffi.new("argonishche_kernel_table *", dict(
+            abi_version=ref.abi_version, table_size=ref.table_size,
+            argon2_fill_block=self._callbacks[0], blake2b_compress=self._callbacks[1],
+            compiled_for=ref.compiled_for))
+
+
+# ---- the constants --------------------------------------------------------------------------
+
+
+def test_data_is_the_same_prefix_whatever_its_length():
+    assert _selftest.data(5000)[:3072] == _selftest.data(3072)
+    assert len(set(_selftest.data(3072))) == 256  # every byte value: not a short pattern
+
+
+def test_run_digests_are_hashlibs():
+    for blocks, digest in _selftest.RUN_DIGESTS.items():
+        message = _selftest.run_message(blocks)
+        assert len(message) == 128 * (blocks + 1) + 1
+        assert hashlib.blake2b(message, digest_size=32).hexdigest() == digest
+
+
+def test_certification_known_answers_are_argon2_cffis():
+    low_level = pytest.importorskip("argon2.low_level")
+    inputs = _certify.KNOWN_ANSWER_INPUTS
+    for type_name, version, memory_cost, time_cost, lanes, tag in _certify.ARGON2_KNOWN_ANSWERS:
+        computed = low_level.hash_secret_raw(
+            inputs["password"], inputs["salt"], time_cost, memory_cost, lanes, 32,
+            low_level.Type[type_name.upper()], version)
+        assert computed.hex() == tag
+
+
+# ---- what the checks catch ------------------------------------------------------------------
+
+
+def test_quick_self_test_and_certification_pass_on_every_usable_backend(backend):
+    assert _selftest.run(_registry.get().kernel_table("argon2", backend)) == []
+    assert conformance.certify_backend(backend) == []
+
+
+def test_placement_check_names_the_nearest_wrong_distance_behind_prev(ref):
+    wrapped = WrappedKernels(ref, g_wrong=lambda ref_at, next_at, xor: ref_at < -100)
+    assert _selftest.run(wrapped.table) == [
+        "Argon2 G (xor_into_next=0 and 1) with the reference 101 blocks behind prev (and 11 "
+        "more of 23 placements), unlike the same blocks side by side"]
+
+
+def test_placement_check_sees_references_ahead_of_prev(ref):
+    wrapped = WrappedKernels(ref, g_wrong=lambda ref_at, next_at, xor: ref_at > 200)
+    assert _selftest.placement_failures(wrapped.table) == [
+        "Argon2 G (xor_into_next=0 and 1) with the reference 301 blocks ahead of prev (and 1 "
+        "more of 23 placements), unlike the same blocks side by side"]
+
+
+def test_placement_check_sees_one_xor_path_alone(ref):
+    wrapped = WrappedKernels(ref, g_wrong=lambda ref_at, next_at, xor: xor and ref_at < -1024)
+    assert _selftest.placement_failures(wrapped.table) == [
+        "Argon2 G (xor_into_next=1) with the reference 1025 blocks behind prev (and 4 more of 23 "
+        "placements), unlike the same blocks side by side"]
+
+
+def test_placement_check_sees_next_far_from_prev(ref):
+    wrapped = WrappedKernels(ref, g_wrong=lambda ref_at, next_at, xor: next_at < 0)
+    assert _selftest.placement_failures(wrapped.table) == [
+        "Argon2 G (xor_into_next=0 and 1) with the reference 8192 blocks behind prev, next 8193 "
+        "blocks below prev, unlike the same blocks side by side"]
+
+
+def test_runs_of_blocks_are_checked_from_8(ref):
+    wrapped = WrappedKernels(ref, f_wrong=lambda nblocks: nblocks >= 8)
+    assert _selftest.run(wrapped.table) == [
+        "BLAKE2b F over a run of 8 blocks (and 5 more of 6 run lengths) in one call"]
+    assert _selftest.run(WrappedKernels(ref, f_wrong=lambda n: n > 65).table) == []
+
+
+def test_certification_finds_a_window_the_quick_check_misses(ref):
+    wrapped = WrappedKernels(ref, g_wrong=lambda ref_at, next_at, xor: -700 < ref_at <= -600)
+    assert _selftest.placement_failures(wrapped.table) == []
+    assert _selftest.placement_failures(wrapped.table, _certify.full_placements()) == [
+        "Argon2 G (xor_into_next=0 and 1) with the reference 600 blocks behind prev (and 99 "
+        "more of 2235 placements), unlike the same blocks side by side"]
+
+
+def test_certification_finds_a_long_run_the_quick_check_misses(ref):
+    wrapped = WrappedKernels(ref, f_wrong=lambda nblocks: nblocks > 8192)
+    assert _selftest.run(wrapped.table) == []
+    assert _certify.blake2b_failures(wrapped.table) == [
+        "BLAKE2b F over a run of 8193 blocks (and 2 more of 82 run lengths) in one call",
+        "keyed BLAKE2b of 3145985 bytes in updates ending at 3145985",
+        "keyed BLAKE2b of 3145985 bytes in updates ending at 1, 1048577, 1048654, 2097151, "
+        "3145985"]
+
+
+def test_certification_compares_argon2_with_ref_and_known_answers(ref):
+    # Wrong for ref more than 2,000 blocks behind prev: only the 4 MiB lanes reach that far.
+    wrapped = WrappedKernels(ref, g_wrong=lambda ref_at, next_at, xor: ref_at < -2000)
+    failures = _certify.argon2_failures(wrapped.table, ref)
+    assert "Argon2d v=0x13 m=4096 t=1 p=1 (known answer computed with argon2-cffi)" in failures
+    for type_name in ("d", "i", "id"):
+        for version in ("0x10", "0x13"):
+            assert (f"Argon2{type_name} v={version} m=4096 t=1 p=1 on 1 threads differs from ref"
+                    in failures)
+            assert f"Argon2{type_name} v={version} m=1024" not in " ".join(failures)
+
+
+# ---- the cache ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    """An empty cache directory of our own, and a module file to certify."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    path = tmp_path / "kernels.so"
+    path.write_bytes(b"pretend machine code")
+    return types.SimpleNamespace(
+        directory=tmp_path / "cache" / "argonishche" / "certified",
+        module=types.SimpleNamespace(__name__="kernels", __file__=str(path)), path=path)
+
+
+def fake_checks(monkeypatch, found):
+    calls = []
+    monkeypatch.setattr(_certify, "failures",
+                        lambda table, reference=None: calls.append(table) or list(found))
+    return calls
+
+
+@pytest.mark.parametrize("found", [[], ["BLAKE2b F over a run of 8193 blocks in one call"]])
+def test_outcome_is_remembered_by_content_hash(cache, monkeypatch, found):
+    calls = fake_checks(monkeypatch, found)
+    first = _certify.certify(cache.module, "table")
+    assert (first.passed, first.failures, first.cached) == (not found, found, False)
+    again = _certify.certify(cache.module, "table")
+    assert (again.passed, again.failures, again.cached) == (not found, found, True)
+    assert len(calls) == 1 and _certify.is_certified(cache.module) is not found
+    record = (cache.directory / hashlib.sha256(cache.path.read_bytes()).hexdigest()).read_text()
+    assert "argonishche: " in record and "kernel_abi: " in record and "date: " in record
+    cache.path.write_bytes(b"other machine code")  # another file: certified again
+    assert not _certify.is_certified(cache.module)
+    assert _certify.certify(cache.module, "table").cached is False and len(calls) == 2
+
+
+def test_forced_certification_runs_again(cache, monkeypatch):
+    calls = fake_checks(monkeypatch, [])
+    _certify.certify(cache.module, "table")
+    assert _certify.certify(cache.module, "table", force=True).cached is False
+    assert len(calls) == 2
+
+
+def test_a_record_of_another_version_does_not_count(cache, monkeypatch):
+    fake_checks(monkeypatch, [])
+    _certify.certify(cache.module, "table")
+    monkeypatch.setattr(_certify, "__version__", "99.0")
+    assert not _certify.is_certified(cache.module)
+
+
+def test_unwritable_cache_means_not_remembered(cache, monkeypatch):
+    calls = fake_checks(monkeypatch, [])
+    cache.directory.parent.mkdir(parents=True)
+    cache.directory.write_text("a file where the directory should be")
+    assert _certify.certify(cache.module, "table").passed
+    assert not _certify.is_certified(cache.module)
+    assert _certify.certify(cache.module, "table").cached is False and len(calls) == 2
+
+
+def test_cache_location(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert _certify.cache_directory() == os.path.join(tmp_path, "argonishche", "certified")
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/is/ignored")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert _certify.cache_directory() == os.path.join(tmp_path, ".cache", "argonishche",
+                                                      "certified")
+
+
+def test_module_without_a_file_is_certified_every_time(cache, monkeypatch):
+    calls = fake_checks(monkeypatch, [])
+    module = types.SimpleNamespace(__name__="builtin")
+    assert _certify.certify(module, "table").cached is False
+    assert _certify.certify(module, "table").cached is False and len(calls) == 2
+    assert not _certify.is_certified(module)
+
+
+def test_a_check_that_cannot_run_fails_and_is_not_remembered(cache, monkeypatch):
+    def missing(table, reference=None):
+        raise ImportError("No module named 'argonishche_backends'")
+    monkeypatch.setattr(_certify, "failures", missing)
+    result = _certify.certify(cache.module, "table")
+    assert not result.passed and "could not run" in result.failures[0]
+    assert not cache.directory.exists()
+
+
+def test_selftest_full_certifies_every_usable_backend(cache, capsys):
+    assert _cli.main(["selftest", "--full"]) == 0
+    out = capsys.readouterr().out
+    for line in out.splitlines():
+        if "not run" not in line:
+            assert line.split()[1] == "ok" and line.endswith(" s)"), line
+    assert len(os.listdir(cache.directory)) == sum("not run" not in line
+                                                    for line in out.splitlines())
