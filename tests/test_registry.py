@@ -391,3 +391,34 @@ def test_allocator_plugins_register_through_argonishche_register_allocators():
     assert reg.allocator().name == _settings.DEFAULT_ALLOCATOR
     with pytest.raises(BackendError, match="allocator 'nope'.*Registered: .*pool"):
         reg.allocator("nope")
+
+
+@pytest.fixture(scope="module")
+def third_party_ref(tmp_path_factory):
+    """ref's kernels built as a third party's module: right, but not argonishche's own."""
+    if shutil.which("cc") is None and shutil.which("gcc") is None:
+        pytest.skip("no C compiler to build a third-party backend")
+    build = tmp_path_factory.mktemp("third_party")
+    backend_ffibuilder("third_party_kernels_mod", [str(REF_SOURCE)]).compile(tmpdir=str(build))
+    sys.path.insert(0, str(build))
+    try:
+        yield hookspecs.Backend(name="thirdparty", description="ref's kernels, shipped by others",
+                                kernel_module="third_party_kernels_mod", priority=99)
+    finally:
+        sys.path.remove(str(build))
+
+
+def test_a_third_party_backend_is_certified_before_it_is_used(third_party_ref):
+    reg = make_registry(FakeEntryPoint("thirdparty", plugin_registering(third_party_ref)))
+    record = state_of(reg, "thirdparty")
+    assert record.state == "selected" and not record.builtin
+    assert record.validation.startswith("self-test, certified")
+    assert state_of(reg, "ref").builtin and state_of(reg, "ref").validation == "self-test"
+
+
+def test_a_third_party_backend_is_not_used_when_nothing_can_certify_it(third_party_ref):
+    with pytest.warns(RuntimeWarning, match="not certified: the ref backend"):
+        reg = make_registry(FakeEntryPoint("thirdparty", plugin_registering(third_party_ref)),
+                            environ={"ARGONISHCHE_DISABLE_BACKENDS": "ref"})
+    assert state_of(reg, "thirdparty").state == "certification-failed"
+    assert reg.selected_name("argon2") not in ("thirdparty", "ref")

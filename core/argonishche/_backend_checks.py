@@ -8,7 +8,12 @@
 3. The module was compiled for no more than the descriptor declares (the table records the
    compiler target; :mod:`argonishche._features` maps it back to feature names).  Otherwise step
    1 vouched for less than the kernels use.
-4. The quick known-answer self-test, through the same C driver that hashes for users.
+4. The quick self-test: known answers through the same C driver that hashes for users, and the
+   kernels called where the reported bugs showed (far references, long runs of blocks).
+5. For a backend that is not argonishche's own: the certification (:mod:`argonishche._certify`,
+   differential against ``ref`` at sizes the self-test cannot afford), run the first time a
+   module file is seen on this machine and remembered by its SHA-256.  A third-party backend is
+   never used uncertified, and cannot be certified without a usable ``ref`` to compare with.
 
 A failure sets the entry's state and reason and warns; it never raises.
 """
@@ -19,10 +24,16 @@ import importlib
 import time
 from typing import Any
 
-from . import _cpu, _features, _selftest
+from . import _certify, _cpu, _features, _selftest
 from ._core import ffi, lib
 from ._warn import warn
-from ._discovery import LOAD_FAILED, SELFTEST_FAILED, UNSUPPORTED_CPU, BackendEntry
+from ._discovery import (
+    CERTIFICATION_FAILED,
+    LOAD_FAILED,
+    SELFTEST_FAILED,
+    UNSUPPORTED_CPU,
+    BackendEntry,
+)
 from .exceptions import BackendError
 
 TABLE_TYPE = "const argonishche_kernel_table *"
@@ -53,7 +64,27 @@ def check(entry: BackendEntry) -> None:
         entry.reason = "wrong result for " + "; ".join(failures)
         _warn(entry, "failed its self-test and is excluded")
         return
+    entry.validation = "self-test"
     entry.table = table
+
+
+def certify(entry: BackendEntry, reference: Any) -> None:
+    """Certify a third-party *entry* that passed :func:`check` against ref's table *reference*
+    (None: ref is not usable here, so nothing can vouch for the entry)."""
+    if reference is None:
+        entry.state, entry.table = CERTIFICATION_FAILED, None
+        entry.reason = ("not certified: the ref backend, which a third-party backend is "
+                        "compared with, is not usable here")
+        _warn(entry, "is not used")
+        return
+    result = _certify.certify(entry.module, entry.table, reference=reference)
+    if not result.passed:
+        entry.state, entry.table = CERTIFICATION_FAILED, None
+        entry.reason = "certification found wrong results: " + "; ".join(result.failures)
+        _warn(entry, "failed its certification and is excluded")
+        return
+    entry.validation = ("self-test, certified (remembered from an earlier run)" if result.cached
+                        else f"self-test, certified now ({result.seconds:.2f} s)")
 
 
 def kernel_table(module: Any) -> Any:

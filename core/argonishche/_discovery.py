@@ -37,6 +37,7 @@ UNSUPPORTED_CPU = "unsupported-cpu"
 BLOCKED = "blocked"
 LOAD_FAILED = "load-failed"
 SELFTEST_FAILED = "selftest-failed"
+CERTIFICATION_FAILED = "certification-failed"
 USABLE_STATES = (SELECTED, AVAILABLE)
 
 # Plugin states, as ``info`` reports them.
@@ -54,7 +55,7 @@ class BackendEntry:
     """One registered backend and what the checks and the selection made of it."""
 
     __slots__ = ("backend", "distribution", "state", "reason", "table", "module",
-                 "selftest_ms", "selected_for", "measured_us")
+                 "selftest_ms", "selected_for", "measured_us", "builtin", "validation")
 
     def __init__(self, backend: Backend, distribution: str, state: str = AVAILABLE,
                  reason: str = "") -> None:
@@ -67,6 +68,10 @@ class BackendEntry:
         self.selftest_ms: float | None = None
         self.selected_for: list[str] = []
         self.measured_us: dict[str, float] = {}  # algorithm -> best time, when measured
+        #: Shipped by argonishche itself (registered directly, before any plugin).
+        self.builtin = distribution.split(" ")[0] == BUILTIN_DISTRIBUTION
+        #: How it was validated, for reports: "self-test", "self-test, certified ...".
+        self.validation = ""
 
     @property
     def name(self) -> str:

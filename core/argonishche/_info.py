@@ -113,8 +113,13 @@ def render(report: dict) -> str:
         lines.append(f"  {plugin['name']:<20} {plugin['state']:<8} {plugin['distribution']}"
                      + (f": {plugin['reason']}" if plugin["reason"] else ""))
     lines.append("")
+    by_name = {b["name"]: b for b in report["backends"]}
     for algorithm, name in report["selected"].items():
-        lines.append(f"Selected for {algorithm}: {name or 'none'}")
+        chosen = by_name.get(name or "")
+        origin = "" if chosen is None else (
+            f" (built in; {chosen['validation']})" if chosen["builtin"] else
+            f" (THIRD-PARTY: {chosen['distribution']}; {chosen['validation']})")
+        lines.append(f"Selected for {algorithm}: {name or 'none'}{origin}")
     if report["allocators"]:
         lines += ["", "Allocators (work memory; ARGONISHCHE_ALLOCATOR or allocator= picks one):"]
     for a in report["allocators"]:

@@ -45,6 +45,9 @@ class BackendInfo:
     selected_for: tuple[str, ...] = ()
     selftest_ms: float | None = None
     measured_us: dict[str, float] = field(default_factory=dict)
+    #: Shipped by argonishche itself; a third-party backend is used only once certified.
+    builtin: bool = True
+    validation: str = ""
 
 
 class Registry:
@@ -65,6 +68,11 @@ class Registry:
         for entry in self.entries.values():
             if entry.state == AVAILABLE:
                 _backend_checks.check(entry)
+        ref = self.entries.get("ref")
+        reference = ref.table if ref is not None and ref.builtin else None
+        for entry in self.entries.values():
+            if entry.table is not None and not entry.builtin:
+                _backend_checks.certify(entry, reference)
         self.tables: dict[str, Any] = {}   # algorithm -> selected kernel table, for hot paths
         self.selection_error: ArgonishcheError | None = None
         try:
@@ -150,7 +158,7 @@ class Registry:
             distribution=e.distribution, description=e.backend.description,
             cpu_features=tuple(sorted(e.backend.cpu_features)),
             selected_for=tuple(e.selected_for), selftest_ms=e.selftest_ms,
-            measured_us=dict(e.measured_us),
+            measured_us=dict(e.measured_us), builtin=e.builtin, validation=e.validation,
         ) for e in sorted(self.entries.values(), key=lambda e: (-e.backend.priority, e.name))]
 
 
