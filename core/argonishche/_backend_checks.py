@@ -24,7 +24,7 @@ import importlib
 import time
 from typing import Any
 
-from . import _certify, _cpu, _features, _selftest
+from . import _cpu, _features, _selftest
 from ._core import ffi, lib
 from ._warn import warn
 from ._discovery import (
@@ -77,6 +77,8 @@ def certify(entry: BackendEntry, reference: Any) -> None:
                         "compared with, is not usable here")
         _warn(entry, "is not used")
         return
+    from . import _certify  # only with third-party backends: it costs ~2 ms to import
+
     result = _certify.certify(entry.module, entry.table, reference=reference)
     if not result.passed:
         entry.state, entry.table = CERTIFICATION_FAILED, None
