@@ -8,7 +8,10 @@ anything else the workload does not need.
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
+import pathlib
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -166,3 +169,30 @@ def make_registry(*extra, environ=None, installed=True):
 def state_of(reg, name):
     """The report record of *name* (a backend, plugin or refused allocator) in *reg*."""
     return {record.name: record for record in reg.report()}[name]
+
+
+REF_SOURCE = pathlib.Path(__file__).resolve().parents[1] / "backends" / "ref.c"
+
+
+@contextlib.contextmanager
+def compiled_backend(directory, module_name: str, source: str, *, name: str,
+                     description: str, cpu_features=(), declared=None, priority: int = 99):
+    """A real backend module compiled from C *source* with the plugin authors' helper (for
+    *cpu_features*) into *directory*, importable while the context lasts; yields its descriptor
+    (declaring *declared* features, default the same).  Skips the test without a C compiler."""
+    import pytest
+    from argonishche.build import backend_ffibuilder
+
+    if shutil.which("cc") is None and shutil.which("gcc") is None:
+        pytest.skip("no C compiler to build a backend module for the test")
+    path = pathlib.Path(directory) / f"{module_name}_source.c"  # cffi writes {module_name}.c
+    path.write_text(source)
+    backend_ffibuilder(module_name, [str(path)], cpu_features=cpu_features).compile(
+        tmpdir=str(directory))
+    sys.path.insert(0, str(directory))
+    try:
+        yield hookspecs.Backend(name=name, description=description, kernel_module=module_name,
+                                cpu_features=frozenset(cpu_features if declared is None
+                                                       else declared), priority=priority)
+    finally:
+        sys.path.remove(str(directory))

@@ -7,14 +7,13 @@ from __future__ import annotations
 import dataclasses
 import pathlib
 import re
-import shutil
-import sys
 
 import pytest
 
 from argonishche import _backend_checks, _features, _registry, hookspecs
-from argonishche.build import backend_ffibuilder, kernel_target
-from support import FakeEntryPoint, make_registry, plugin_registering
+from argonishche.build import kernel_target
+from support import REF_SOURCE, FakeEntryPoint, compiled_backend, make_registry
+from support import plugin_registering
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 KERNEL_SOURCES = sorted([*ROOT.glob("backends/*.c"), *ROOT.glob("backends/*.h"),
@@ -67,20 +66,12 @@ def test_each_loaded_module_was_compiled_for_exactly_its_declared_features(name)
 @pytest.fixture(scope="module")
 def overreaching_kernels(tmp_path_factory):
     """A real module compiled, with the plugin authors' helper, for AVX2 (it records that),
-    to be registered under a descriptor that declares only SSE2."""
-    if shutil.which("cc") is None and shutil.which("gcc") is None:
-        pytest.skip("no C compiler to build the test module")
-    build = tmp_path_factory.mktemp("overreaching")
-    builder = backend_ffibuilder("overreaching_kernels_mod", [str(ROOT / "backends" / "ref.c")],
-                                 cpu_features={"avx", "avx2"})
-    builder.compile(tmpdir=str(build))
-    sys.path.insert(0, str(build))
-    try:
-        yield hookspecs.Backend(name="overreach", description="declares less than it uses",
-                                kernel_module="overreaching_kernels_mod",
-                                cpu_features={"sse2"}, priority=99)
-    finally:
-        sys.path.remove(str(build))
+    under a descriptor that declares only SSE2."""
+    with compiled_backend(tmp_path_factory.mktemp("overreaching"), "overreaching_kernels_mod",
+                          REF_SOURCE.read_text(), name="overreach",
+                          description="declares less than it uses",
+                          cpu_features={"avx", "avx2"}, declared={"sse2"}) as backend:
+        yield backend
 
 
 def test_a_module_compiled_for_more_than_its_descriptor_declares_is_refused(
@@ -105,22 +96,14 @@ def test_the_same_module_is_accepted_when_its_descriptor_is_honest(overreaching_
 @pytest.fixture(scope="module")
 def null_kernel_module(tmp_path_factory):
     """A real module whose table has a NULL Argon2 kernel (its BLAKE2b one is ref's)."""
-    if shutil.which("cc") is None and shutil.which("gcc") is None:
-        pytest.skip("no C compiler to build the test module")
-    build = tmp_path_factory.mktemp("null_kernel")
-    source = (ROOT / "backends" / "ref.c").read_text()
+    source = REF_SOURCE.read_text()
     define = re.search(r"ARGONISHCHE_DEFINE_KERNELS\((\w+), (\w+)\)", source)
     assert define
     broken = source.replace(define.group(0),
                             f"ARGONISHCHE_DEFINE_KERNELS({define.group(1)}, NULL)")
-    (build / "null.c").write_text(broken)
-    backend_ffibuilder("null_kernel_mod", [str(build / "null.c")]).compile(tmpdir=str(build))
-    sys.path.insert(0, str(build))
-    try:
-        yield hookspecs.Backend(name="nullkernel", description="G is NULL",
-                                kernel_module="null_kernel_mod", priority=99)
-    finally:
-        sys.path.remove(str(build))
+    with compiled_backend(tmp_path_factory.mktemp("null_kernel"), "null_kernel_mod", broken,
+                          name="nullkernel", description="G is NULL") as backend:
+        yield backend
 
 
 @pytest.mark.parametrize("forced", [None, "ref"])

@@ -6,7 +6,6 @@ failure mode a broken wheel can have is exercised without installing anything.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 import threading
@@ -18,12 +17,11 @@ import pytest
 
 import argonishche
 from argonishche import _backend_checks, _registry, _settings, hookspecs
-from argonishche.build import backend_ffibuilder
 from argonishche_backends.table import BUILTIN_BACKENDS
 from argonishche.exceptions import BackendError, SettingError
-from support import FakeEntryPoint, builtin_entry_points, make_registry, plugin_registering
+from support import REF_SOURCE, FakeEntryPoint, builtin_entry_points, compiled_backend
+from support import make_registry, plugin_registering
 
-REF_SOURCE = Path(__file__).resolve().parents[1] / "backends" / "ref.c"
 
 
 def builtin_choice():
@@ -188,21 +186,13 @@ def test_wrong_kernel_abi_is_refused_before_any_kernel_runs(monkeypatch):
 @pytest.fixture(scope="module")
 def wrong_kernels(tmp_path_factory):
     """A real compiled backend, built with the plugin authors' helper, whose G is subtly wrong."""
-    if shutil.which("cc") is None and shutil.which("gcc") is None:
-        pytest.skip("no C compiler to build a deliberately broken backend")
-    build = tmp_path_factory.mktemp("wrong_kernels")
     source = REF_SOURCE.read_text()
     rotation = "b = argonishche_rotr64(b ^ c, 63);"
     assert rotation in source
-    (build / "wrong.c").write_text(source.replace(rotation, rotation.replace("63", "62")))
-    builder = backend_ffibuilder("wrong_kernels_mod", [str(build / "wrong.c")])
-    builder.compile(tmpdir=str(build))
-    sys.path.insert(0, str(build))
-    try:
-        yield hookspecs.Backend(name="wrong", description="G with one rotation off",
-                                kernel_module="wrong_kernels_mod", priority=99)
-    finally:
-        sys.path.remove(str(build))
+    with compiled_backend(tmp_path_factory.mktemp("wrong_kernels"), "wrong_kernels_mod",
+                          source.replace(rotation, rotation.replace("63", "62")), name="wrong",
+                          description="G with one rotation off") as backend:
+        yield backend
 
 
 def test_backend_failing_its_self_test_is_excluded_with_a_warning(wrong_kernels):
@@ -396,16 +386,10 @@ def test_allocator_plugins_register_through_argonishche_register_allocators():
 @pytest.fixture(scope="module")
 def third_party_ref(tmp_path_factory):
     """ref's kernels built as a third party's module: right, but not argonishche's own."""
-    if shutil.which("cc") is None and shutil.which("gcc") is None:
-        pytest.skip("no C compiler to build a third-party backend")
-    build = tmp_path_factory.mktemp("third_party")
-    backend_ffibuilder("third_party_kernels_mod", [str(REF_SOURCE)]).compile(tmpdir=str(build))
-    sys.path.insert(0, str(build))
-    try:
-        yield hookspecs.Backend(name="thirdparty", description="ref's kernels, shipped by others",
-                                kernel_module="third_party_kernels_mod", priority=99)
-    finally:
-        sys.path.remove(str(build))
+    with compiled_backend(tmp_path_factory.mktemp("third_party"), "third_party_kernels_mod",
+                          REF_SOURCE.read_text(), name="thirdparty",
+                          description="ref's kernels, shipped by others") as backend:
+        yield backend
 
 
 def test_a_third_party_backend_is_certified_before_it_is_used(third_party_ref):
