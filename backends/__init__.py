@@ -1,9 +1,9 @@
-"""argonishche's built-in kernel backends, each a plugin behind its own entry point.
+"""argonishche's built-in kernel backends: one plugin object per row of :mod:`.table`.
 
-Registered exactly as a third-party wheel would register its own: pyproject.toml maps each entry
-point name to one of the objects below, whose hook registers one descriptor.  The rows come from
-:mod:`argonishche_backends.table`.  Importing this module imports no compiled code; the registry
-imports a backend's ``_<name>`` module only after the CPU gate has passed.
+Each object's hook registers one descriptor, as a third-party plugin's does; the registry
+registers these first and directly (their entry points in pyproject.toml, one per backend, are
+what other tools see).  Importing this module imports no compiled code; the registry imports a
+backend's ``_<name>`` module only after the CPU gate has passed.
 """
 
 from __future__ import annotations

@@ -7,11 +7,12 @@ one entry point per plugin::
     [project.entry-points.argonishche]
     mykernels = "mypkg.plugin"          # a module, or an object, with @hookimpl functions
 
-The built-in backends (``ref``, ...) and allocators (``system``, ``arena``, ...) are registered
-exactly this way by argonishche's own distribution.  Hooks run once, while the registry starts
-up, never per hash: a hook *registers* descriptors through a callback, and the registry then
-checks the CPU, loads the compiled module, checks its kernel ABI and runs known-answer tests
-before anything is selected.
+The built-in backends (``ref``, ...) and allocators (``system``, ``arena``, ...) are plugin
+objects with the same hooks, registered directly and first, so that no other distribution can
+replace them.  Hooks run once, while the registry starts up, never per hash: a hook *registers*
+descriptors through a callback, and the registry then checks the CPU, loads the compiled module,
+checks its kernel ABI, runs the self-test and, for a third party's backend, its certification,
+before anything is selected (see PLUGINS.md).
 """
 
 from __future__ import annotations
