@@ -30,8 +30,13 @@ BUGS = {
     "G wrong for ref > 300 blocks behind prev": "#define BAD_G_BEHIND 300",
     "F wrong for runs of >= 8 blocks": "#define BAD_F_RUN_FROM 8",
     "F wrong for one run > 8,192 blocks": "#define BAD_F_RUN_FROM 8193",
+    "a NULL Argon2 kernel in the table": "#define BAD_NULL_G",
+    # Right kernels, but the plugin's entry point takes a built-in backend's name.
+    "an entry point named avx2": "",
 }
-G_100, G_300, F_8, F_8193 = BUGS
+G_100, G_300, F_8, F_8193, NULL_G, NAMED_AVX2 = BUGS
+#: The entry point each plugin is installed under (the template's own: "bad").
+ENTRY_POINT = {NAMED_AVX2: "avx2"}
 BUILD_TIMEOUT = 300  # seconds for one wheel (four build at once)
 RUN_TIMEOUT = 120
 
@@ -108,6 +113,11 @@ def installed(tmp_path_factory) -> dict[str, Path]:
             "build", "*.egg-info", "__pycache__", "ref.c", "bug.h"))
         shutil.copy(REF_SOURCE, project / "src" / "ref.c")
         (project / "src" / "bug.h").write_text(BUGS[bug] + "\n")
+        if bug in ENTRY_POINT:
+            pyproject = project / "pyproject.toml"
+            pyproject.write_text(pyproject.read_text().replace(
+                'bad = "argonishche_bad_kernels"',
+                f'{ENTRY_POINT[bug]} = "argonishche_bad_kernels"'))
     # The four builds, then the four installs, run at once: a wheel takes a few seconds.
     _finish({bug: _start("wheel", "--no-build-isolation", "--wheel-dir", project / "dist",
                          project) for bug, project in projects.items()}, "pip wheel")
@@ -166,3 +176,78 @@ def test_run_over_8192_blocks_passes_the_quick_self_test_but_fails_certification
     assert first["failures"][0] == ("BLAKE2b F over a run of 8193 blocks (and 2 more of 82 run "
                                     "lengths) in one call")
     assert out["is_certified"] is False and out["records"] == 1
+
+
+# What any plugin leaves behind, for the cases where the "bad" backend may not even register:
+# every backend's state, every plugin record, whether the plugin's module was imported at all,
+# and whether hashing is right.
+OUTCOME = """
+    import json, sys
+    import argon2
+    import argonishche
+    from argonishche import _registry
+
+    password, salt = b"correct horse", b"somesalt"
+    expected = argon2.low_level.hash_secret_raw(password, salt, 1, 2048, 1, 32,
+                                                argon2.low_level.Type.ID, 0x13)
+    print(json.dumps(dict(
+        backends={b.name: [b.state, b.reason, b.distribution] for b in argonishche.backends()},
+        plugins=[list(p) for p in _registry.get().plugins],
+        imported="argonishche_bad_kernels" in sys.modules,
+        selected=argonishche.selected_backend("argon2"),
+        argon2_right=argonishche.argon2_hash(password, salt, type="id", time_cost=1,
+                                             memory_cost=2048, parallelism=1) == expected)))
+"""
+
+
+@pytest.fixture(scope="module")
+def outcome(installed, tmp_path_factory):
+    """Run OUTCOME with one plugin installed and *environ* set; its findings as a dict."""
+    def run(bug: str, **environ: str) -> dict:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ARGONISHCHE_")}
+        env["PYTHONPATH"] = os.pathsep.join(
+            filter(None, [str(installed[bug]), os.environ.get("PYTHONPATH")]))
+        env["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache"))
+        env.update(environ)
+        done = subprocess.run([sys.executable, "-c", textwrap.dedent(OUTCOME)],
+                              capture_output=True, text=True, timeout=RUN_TIMEOUT, env=env)
+        assert done.returncode == 0, f"exit {done.returncode}:\n{done.stderr[-3000:]}"
+        return json.loads(done.stdout)
+    return run
+
+
+def test_an_entry_point_named_like_a_built_in_backend_is_refused_unimported(outcome):
+    out = outcome(NAMED_AVX2)
+    refused = [p for p in out["plugins"] if p[1] == "argonishche-bad-kernels 1.0"]
+    assert [p[:3] for p in refused] == [["avx2", "argonishche-bad-kernels 1.0", "failed"]]
+    assert "belongs to a built-in backend" in refused[0][3]
+    assert not out["imported"] and "bad" not in out["backends"]
+    assert out["backends"]["avx2"][2].startswith("argonishche ")  # the built-in is still there
+    assert out["argon2_right"]
+
+
+def test_a_null_kernel_in_an_installed_plugin_is_refused_without_a_crash(outcome):
+    out = outcome(NULL_G)
+    state, reason, distribution = out["backends"]["bad"]
+    assert state == "load-failed" and "NULL argon2_fill_block" in reason
+    assert distribution == "argonishche-bad-kernels 1.0"
+    assert out["selected"] != "bad" and out["argon2_right"]
+    # With a built-in forced, it is not even imported (this was a crash too).
+    forced = outcome(NULL_G, ARGONISHCHE_BACKEND="ref")
+    assert not forced["imported"] and forced["selected"] == "ref" and forced["argon2_right"]
+
+
+@pytest.mark.parametrize("name", ["bad", "argonishche-bad-kernels", "Argonishche_Bad_Kernels"])
+def test_blocking_by_backend_or_distribution_name_never_imports_the_plugin(outcome, name):
+    out = outcome(G_100, ARGONISHCHE_DISABLE_BACKENDS=name)
+    assert not out["imported"] and "bad" not in out["backends"]
+    blocked = [p for p in out["plugins"] if p[0] == "bad"]
+    assert [p[2] for p in blocked] == ["blocked"]
+    assert out["argon2_right"]
+
+
+def test_a_forced_built_in_backend_never_imports_the_plugin(outcome):
+    out = outcome(G_100, ARGONISHCHE_BACKEND="avx2")
+    assert not out["imported"] and "bad" not in out["backends"]
+    assert [p[2] for p in out["plugins"] if p[0] == "bad"] == ["deferred"]
+    assert out["selected"] == "avx2" and out["argon2_right"]

@@ -406,3 +406,32 @@ def test_a_third_party_backend_is_not_used_when_nothing_can_certify_it(third_par
                             environ={"ARGONISHCHE_DISABLE_BACKENDS": "ref"})
     assert state_of(reg, "thirdparty").state == "certification-failed"
     assert reg.selected_name("argon2") not in ("thirdparty", "ref")
+
+
+def test_a_forced_built_in_backend_imports_no_plugin_until_an_allocator_needs_one():
+    slow = FakeEntryPoint("slow", error=AssertionError("must not be imported while forced"))
+    reg = make_registry(slow, environ={"ARGONISHCHE_BACKEND": "ref"})
+    assert not slow.loaded and reg.selected_name("argon2") == "ref"
+    assert plugin_of(reg, "slow").state == "deferred"
+    assert reg.allocator("arena").name == "arena"  # built in: still nothing imported
+    assert not slow.loaded
+
+
+def test_a_deferred_plugin_is_imported_when_its_allocator_is_asked_for():
+    class Pool(hookspecs.Allocator):
+        name, description = "pool", "from a plugin"
+
+        def acquire(self, size):
+            return bytearray(size + 63)
+
+    class Plugin:
+        @hookspecs.hookimpl
+        def argonishche_register_allocators(self, register):
+            register(Pool())
+    ep = FakeEntryPoint("pool", Plugin())
+    reg = make_registry(ep, environ={"ARGONISHCHE_BACKEND": "ref"})
+    assert not ep.loaded
+    assert reg.allocator("pool").description == "from a plugin"
+    assert ep.loaded and plugin_of(reg, "pool").state == "loaded"
+    with pytest.raises(BackendError, match="allocator 'nope'"):
+        reg.allocator("nope")

@@ -13,6 +13,10 @@
    the library down.
 3. Each backend a plugin registers becomes a :class:`BackendEntry`; one named in
    ``ARGONISHCHE_DISABLE_BACKENDS`` is kept as ``blocked`` and its kernels are never imported.
+4. With a built-in backend forced (``ARGONISHCHE_BACKEND=avx2``), no plugin can provide the
+   backend, so none is imported at start-up: a slow or broken plugin costs nothing.  They are
+   ``deferred``, and imported by :func:`load_deferred` if an allocator that one of them may
+   provide is asked for.
 
 Nothing here imports or runs a kernel module: that is :mod:`argonishche._backend_checks`.
 """
@@ -44,6 +48,7 @@ USABLE_STATES = (SELECTED, AVAILABLE)
 PLUGIN_LOADED = "loaded"
 PLUGIN_BLOCKED = "blocked"
 PLUGIN_FAILED = "failed"
+PLUGIN_DEFERRED = "deferred"
 
 #: The distribution that ships the built-in backends and allocators.
 BUILTIN_DISTRIBUTION = "argonishche"
@@ -83,7 +88,7 @@ class PluginRecord(NamedTuple):
 
     name: str           # the entry-point name (ARGONISHCHE_DISABLE_BACKENDS takes it too)
     distribution: str   # "name version" of the distribution that ships it
-    state: str          # PLUGIN_LOADED, PLUGIN_BLOCKED or PLUGIN_FAILED
+    state: str          # PLUGIN_LOADED, PLUGIN_BLOCKED, PLUGIN_FAILED or PLUGIN_DEFERRED
     reason: str = ""
 
 
@@ -94,6 +99,9 @@ class Discovered:
         self.backends: dict[str, BackendEntry] = {}
         self.allocators: dict[str, tuple[Allocator, str]] = {}  # name -> (allocator, dist)
         self.plugins: list[PluginRecord] = []
+        self.deferred: list[Any] = []  # entry points not imported yet (see the module docstring)
+        self.manager = pluggy.PluginManager(PROJECT_NAME)
+        self.manager.add_hookspecs(hookspecs)
 
 
 def distribution_label(entry_point: Any) -> str:
@@ -108,8 +116,7 @@ def _normalized(name: str) -> str:
 def discover(settings: Settings, entry_points: Iterable[Any]) -> Discovered:
     """Walk *entry_points* under *settings*; see the module docstring."""
     found = Discovered()
-    manager = pluggy.PluginManager(PROJECT_NAME)
-    manager.add_hookspecs(hookspecs)
+    manager = found.manager
     own = f"{BUILTIN_DISTRIBUTION} {__version__}"
     _collect(manager, found, BUILTIN_ALLOCATORS, own, _allocators.plugin, settings)
     builtin_names = _register_builtin_backends(manager, found, own, settings)
@@ -129,21 +136,45 @@ def discover(settings: Settings, entry_points: Iterable[Any]) -> Discovered:
             found.plugins.append(PluginRecord(ep.name, dist, PLUGIN_BLOCKED,
                                               "blocked by ARGONISHCHE_DISABLE_BACKENDS"))
             continue
-        try:
-            plugin = ep.load()
-            manager.register(plugin, name=ep.name)
-            manager.check_pending()
-        except Exception as exc:  # noqa: BLE001 - any failure of a plugin is reported, not fatal
-            if manager.has_plugin(ep.name):
-                manager.unregister(name=ep.name)
-            _fail(found, ep.name, dist, f"failed to load: {exc!r}")
+        if settings.backend in builtin_names:
+            found.deferred.append(ep)
+            found.plugins.append(PluginRecord(
+                ep.name, dist, PLUGIN_DEFERRED, f"not imported: ARGONISHCHE_BACKEND="
+                f"{settings.backend} is built in (imported if an allocator is asked for that no "
+                f"imported plugin registered)"))
             continue
-        _collect(manager, found, ep.name, dist, plugin, settings)
+        _load(found, ep, dist, settings)
     known = set(found.backends) | {ep.name.lower() for ep in third_party} | {
         _normalized(getattr(ep.dist, "name", "")) for ep in third_party}
     _warn_unknown("ARGONISHCHE_DISABLE_BACKENDS", settings.disabled_backends, known,
                   "backends, plugins and distributions")
     return found
+
+
+def _load(found: Discovered, ep: Any, dist: str, settings: Settings) -> None:
+    manager = found.manager
+    try:
+        plugin = ep.load()
+        manager.register(plugin, name=ep.name)
+        manager.check_pending()
+    except Exception as exc:  # noqa: BLE001 - any failure of a plugin is reported, not fatal
+        if manager.has_plugin(ep.name):
+            manager.unregister(name=ep.name)
+        _fail(found, ep.name, dist, f"failed to load: {exc!r}")
+        return
+    _collect(manager, found, ep.name, dist, plugin, settings)
+
+
+def load_deferred(found: Discovered, settings: Settings) -> list[BackendEntry]:
+    """Import the plugins :func:`discover` deferred; the backends they registered (to check)."""
+    before = set(found.backends)
+    deferred, found.deferred = found.deferred, []
+    names = {ep.name for ep in deferred}
+    found.plugins[:] = [p for p in found.plugins
+                        if not (p.state == PLUGIN_DEFERRED and p.name in names)]
+    for ep in deferred:
+        _load(found, ep, distribution_label(ep), settings)
+    return [entry for name, entry in found.backends.items() if name not in before]
 
 
 def _register_builtin_backends(manager: pluggy.PluginManager, found: Discovered, own: str,

@@ -21,7 +21,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import _backend_checks, _selection, _settings
-from ._discovery import AVAILABLE, USABLE_STATES, BackendEntry, PluginRecord, discover
+from ._discovery import (
+    AVAILABLE,
+    USABLE_STATES,
+    BackendEntry,
+    PluginRecord,
+    discover,
+    load_deferred,
+)
 from ._entry_points import entry_points
 from .exceptions import ArgonishcheError, BackendError, ParameterTypeError, SettingError
 from .hookspecs import PROJECT_NAME, Allocator
@@ -61,7 +68,7 @@ class Registry:
         self.settings = _settings.current() if environ is None else _settings.parse(environ)
         if plugin_entry_points is None:
             plugin_entry_points = entry_points(group=PROJECT_NAME)
-        found = discover(self.settings, plugin_entry_points)
+        self._found = found = discover(self.settings, plugin_entry_points)
         self.entries: dict[str, BackendEntry] = found.backends
         self.allocators: dict[str, tuple[Allocator, str]] = found.allocators
         self.plugins: list[PluginRecord] = found.plugins
@@ -134,6 +141,12 @@ class Registry:
             raise ParameterTypeError(f"allocator must be a registered allocator's name or an "
                                      f"argonishche.Allocator, not {type(name).__name__}")
         wanted = (name or self.allocator_name).lower()
+        if wanted not in self.allocators and self._found.deferred:
+            with _lock:  # a deferred plugin may provide it: import them all now, once
+                if self._found.deferred:
+                    for entry in load_deferred(self._found, self.settings):
+                        if entry.state == AVAILABLE:
+                            _backend_checks.check(entry)  # reported; a forced one stays forced
         found = self.allocators.get(wanted)
         if found is not None:
             return found[0]

@@ -4,7 +4,8 @@
  *
  *   #define BAD_G_BEHIND n     G flips a bit of its result when ref lies more than n blocks
  *                              behind prev (the kernel compares their addresses);
- *   #define BAD_F_RUN_FROM n   F flips a bit of h after a run of n or more blocks in one call.
+ *   #define BAD_F_RUN_FROM n   F flips a bit of h after a run of n or more blocks in one call;
+ *   #define BAD_NULL_G         the table's Argon2 kernel is NULL.
  *
  * Each is a bug class that third-party kernels had: a path taken only for far references or long
  * runs, wrong, and not reached by the known-answer vectors.
@@ -37,4 +38,8 @@ static void bad_argon2_fill_block(argonishche_block *next, const argonishche_blo
 #endif
 }
 
+#ifdef BAD_NULL_G
+ARGONISHCHE_DEFINE_KERNELS(bad_blake2b_compress, NULL)
+#else
 ARGONISHCHE_DEFINE_KERNELS(bad_blake2b_compress, bad_argon2_fill_block)
+#endif
