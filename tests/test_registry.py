@@ -100,9 +100,13 @@ def test_an_entry_point_named_like_a_builtin_backend_is_refused_unimported():
 def test_disabled_backend_is_blocked_and_its_kernel_module_never_imported():
     never = hookspecs.Backend(name="never", description="must not load",
                               kernel_module="module_that_must_not_be_imported", priority=99)
-    # (the plugin's entry point is named otherwise, so only the backend is blocked)
-    reg = make_registry(FakeEntryPoint("kernels-of-never", plugin_registering(never)),
-                        environ={"ARGONISHCHE_DISABLE_BACKENDS": "Never"})
+    # The plugin's entry point is named otherwise, so only the backend is blocked, and the
+    # plugin's author is told how to let users block it before it is imported.
+    with pytest.warns(RuntimeWarning, match="plugin 'kernels-of-never' from fake-kernels 1.2 "
+                                            "registers backend.s. never under another name: "
+                                            "name its entry point 'never'"):
+        reg = make_registry(FakeEntryPoint("kernels-of-never", plugin_registering(never)),
+                            environ={"ARGONISHCHE_DISABLE_BACKENDS": "Never"})
     record = state_of(reg, "never")
     assert record.state == "blocked" and "ARGONISHCHE_DISABLE_BACKENDS" in record.reason
     assert "module_that_must_not_be_imported" not in sys.modules

@@ -202,6 +202,7 @@ def _collect(manager: pluggy.PluginManager, found: Discovered, plugin_name: str,
         (hook.argonishche_register_backends, Backend, _accept_backend),
         (hook.argonishche_register_allocators, Allocator, _accept_allocator))
     failed = False
+    backend_names = []
     for caller, kind, accept in calls:
         for impl in caller.get_hookimpls():
             if impl.plugin is not plugin:
@@ -222,6 +223,15 @@ def _collect(manager: pluggy.PluginManager, found: Discovered, plugin_name: str,
                 if problem:
                     _fail(found, plugin_name, dist, problem)
                     failed = True
+                elif kind is Backend:
+                    backend_names.append(item.name)
+    if backend_names and plugin_name.lower() not in backend_names:
+        # ARGONISHCHE_DISABLE_BACKENDS=<backend> can then block only the backend, after the
+        # plugin was imported: say how to let users block it before.
+        warn(f"argonishche: plugin {plugin_name!r} from {dist} registers backend(s) "
+             f"{', '.join(backend_names)} under another name: name its entry point "
+             f"{backend_names[0]!r}, so that ARGONISHCHE_DISABLE_BACKENDS={backend_names[0]} "
+             f"keeps it from being imported")
     if not failed:
         found.plugins.append(PluginRecord(plugin_name, dist, PLUGIN_LOADED))
 
