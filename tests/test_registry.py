@@ -20,7 +20,7 @@ from argonishche import _backend_checks, _registry, _settings, hookspecs
 from argonishche_backends.table import BUILTIN_BACKENDS
 from argonishche.exceptions import BackendError, SettingError
 from support import REF_SOURCE, FakeEntryPoint, builtin_entry_points, compiled_backend
-from support import make_registry, plugin_registering
+from support import Pool, allocator_plugin, make_registry, plugin_registering
 
 
 
@@ -422,20 +422,11 @@ def test_a_forced_built_in_backend_imports_no_plugin_until_an_allocator_needs_on
 
 
 def test_a_deferred_plugin_is_imported_when_its_allocator_is_asked_for():
-    class Pool(hookspecs.Allocator):
-        name, description = "pool", "from a plugin"
-
-        def acquire(self, size):
-            return bytearray(size + 63)
-
-    class Plugin:
-        @hookspecs.hookimpl
-        def argonishche_register_allocators(self, register):
-            register(Pool())
-    ep = FakeEntryPoint("pool", Plugin())
+    pool = Pool("pool")
+    ep = FakeEntryPoint("pool", allocator_plugin(pool))
     reg = make_registry(ep, environ={"ARGONISHCHE_BACKEND": "ref"})
     assert not ep.loaded
-    assert reg.allocator("pool").description == "from a plugin"
+    assert reg.allocator("pool") is pool
     assert ep.loaded and plugin_of(reg, "pool").state == "loaded"
     with pytest.raises(BackendError, match="allocator 'nope'"):
         reg.allocator("nope")
