@@ -12,6 +12,7 @@ Certification records go to a cache directory of the test run's own, not the use
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 
 import pytest
@@ -24,7 +25,12 @@ from argonishche.testing import required_backends
 
 def pytest_configure(config):
     # Before any registry starts: subprocesses inherit it too.
-    os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="argonishche-test-cache-")
+    config.argonishche_cache = tempfile.mkdtemp(prefix="argonishche-test-cache-")
+    os.environ["XDG_CACHE_HOME"] = config.argonishche_cache
+
+
+def pytest_unconfigure(config):
+    shutil.rmtree(getattr(config, "argonishche_cache", ""), ignore_errors=True)
 
 
 def pytest_generate_tests(metafunc):

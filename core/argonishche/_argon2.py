@@ -108,7 +108,8 @@ def _compute(params: Argon2Params, password: Buffer | str, salt: bytes, secret: 
             raise type(exc)(f"allocator {owner.name!r} ({type(owner).__module__}."
                             f"{type(owner).__qualname__}) returned unusable memory: {exc}; an "
                             f"allocator's acquire(size) must return None or a writable buffer "
-                            f"of at least size + 63 bytes") from None
+                            f"holding size bytes from its first 64-byte boundary (any buffer of "
+                            f"size + 63 bytes does)") from None
         raise
     finally:
         try:

@@ -96,8 +96,9 @@ class Allocator:
     description: str = ""
 
     def acquire(self, size: int) -> memoryview | bytearray | None:
-        """A writable, C-contiguous, 64-byte aligned buffer of at least *size* bytes, or None to
-        let the C driver allocate and free the memory itself (the reference's behaviour)."""
+        """A writable, C-contiguous buffer holding *size* bytes from its first 64-byte boundary
+        (a 64-byte aligned buffer of *size* bytes, or any buffer of *size* + 63), or None to let
+        the C driver allocate and free the memory itself (the reference's behaviour)."""
         raise NotImplementedError
 
     def release(self, buffer: memoryview | bytearray) -> None:
