@@ -1,9 +1,18 @@
-"""Compiled modules only; everything else about the distribution is in pyproject.toml."""
+"""Compiled modules only; everything else about the distribution is in pyproject.toml.
+
+Every module is built by cffi against CPython's stable ABI (cffi sets ``py_limited_api`` on each
+extension and defines ``Py_LIMITED_API``, so they are ``*.abi3.so``), and the wheel says so: it is
+tagged ``cp311-abi3`` (requires-python's lowest version), one wheel for CPython 3.11 and later.
+tests/test_packaging.py checks the tag, the file names and the symbols the modules import.
+"""
 
 import importlib.util
 import os
 
-from setuptools import setup
+from setuptools import find_packages, setup
+
+#: The wheel's Python tag: the oldest CPython the one abi3 wheel installs on.
+LIMITED_API = "cp311"
 
 _spec = importlib.util.spec_from_file_location(
     "argonishche_backends_table", os.path.join(os.path.dirname(__file__) or ".", "backends",
@@ -15,6 +24,11 @@ setup(
     cffi_modules=[
         "core/build_core.py:ffibuilder",
         "core/build_bench.py:ffibuilder",
-        *(f"backends/build_backends.py:{row.name}" for row in _table.BUILTIN_BACKENDS),
+        *(f"core/build_backends.py:{row.name}" for row in _table.BUILTIN_BACKENDS),
     ],
+    # Every package under core/ (argonishche and its subpackages, found, so a new subpackage
+    # cannot be left out of the wheel) and backends/ as argonishche_backends; package-dir in
+    # pyproject.toml maps the names to the directories.
+    packages=[*find_packages("core"), "argonishche_backends"],
+    options={"bdist_wheel": {"py_limited_api": LIMITED_API}},
 )

@@ -1,7 +1,7 @@
 """The built-in backends, one row each: the only place their names, sources, features and
 priorities are written.
 
-Read by ``backends/build_backends.py`` and ``setup.py`` (what to compile, for which target), by
+Read by ``core/build_backends.py`` and ``setup.py`` (what to compile, for which target), by
 ``argonishche_backends`` (the plugin objects behind the entry points), and checked by
 ``tests/test_backend_table.py`` against the entry points in ``pyproject.toml`` and the envs in
 ``tox.ini``, which cannot read Python.  Pure data: the build loads this file by path, before

@@ -42,7 +42,7 @@ def test_plugin_objects_register_exactly_the_rows():
 
 def test_build_has_one_builder_per_row_compiled_for_its_features():
     spec = importlib.util.spec_from_file_location("build_backends_under_test",
-                                                  ROOT / "backends" / "build_backends.py")
+                                                  ROOT / "core" / "build_backends.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     for row in BUILTIN_BACKENDS:
