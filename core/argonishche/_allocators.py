@@ -34,12 +34,15 @@ from __future__ import annotations
 import atexit
 import mmap
 import os
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from . import _settings
 from ._core import ffi, lib
 from .exceptions import ArgonishcheMemoryError
 from .hookspecs import Allocator, hookimpl
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 HUGE_PAGE = 2 * 1024 * 1024
 ARENA_MAX_ENV = "ARGONISHCHE_ARENA_MAX_MIB"
@@ -139,8 +142,10 @@ class ArenaAllocator(Allocator):
                 raise self.failure(lib.ARGONISHCHE_ERR_LOCK, size, error)  # type: ignore[misc]
         return memoryview(mapping)[:size]
 
-    def release(self, buffer: Any) -> None:
-        mapping = buffer.obj
+    def release(self, buffer: memoryview | bytearray) -> None:
+        # Only ever given back what acquire() returned: a memoryview of a mapping.
+        buffer = cast(memoryview, buffer)
+        mapping = cast(mmap.mmap, buffer.obj)
         buffer.release()
         view = ffi.from_buffer(mapping)
         lib.argonishche_secure_wipe(view, len(view))
@@ -200,7 +205,7 @@ class BuiltinAllocators:
     """The plugin object the registry registers first and directly."""
 
     @hookimpl
-    def argonishche_register_allocators(self, register: Any) -> None:
+    def argonishche_register_allocators(self, register: Callable[[Allocator], None]) -> None:
         for allocator in BUILTIN:
             register(allocator)
 

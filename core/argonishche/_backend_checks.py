@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import importlib
 import time
-from typing import Any
+from typing import TYPE_CHECKING
 
 from . import _cpu, _features, _selftest
 from ._core import ffi, lib
@@ -35,6 +35,11 @@ from ._discovery import (
     BackendEntry,
 )
 from .exceptions import BackendError
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from ._core import CData
 
 TABLE_TYPE = "const argonishche_kernel_table *"
 
@@ -68,7 +73,7 @@ def check(entry: BackendEntry) -> None:
     entry.table = table
 
 
-def certify(entry: BackendEntry, reference: Any) -> None:
+def certify(entry: BackendEntry, reference: CData | None) -> None:
     """Certify a third-party *entry* that passed :func:`check` against ref's table *reference*
     (None: ref is not usable here, so nothing can vouch for the entry)."""
     if reference is None:
@@ -89,7 +94,7 @@ def certify(entry: BackendEntry, reference: Any) -> None:
                         else f"self-test, certified now ({result.seconds:.2f} s)")
 
 
-def kernel_table(module: Any) -> Any:
+def kernel_table(module: ModuleType) -> CData:
     """The module's kernel table as a core cdata pointer, after checking its ABI and size."""
     built_for = getattr(module.lib, "ARGONISHCHE_KERNEL_ABI", None)
     if built_for != lib.ARGONISHCHE_KERNEL_ABI:
@@ -112,14 +117,14 @@ def kernel_table(module: Any) -> Any:
     return table
 
 
-def compiled_for(table: Any) -> str:
+def compiled_for(table: CData) -> str:
     """The compiler target the table's kernels were compiled for (``""``: baseline)."""
     if table.compiled_for == ffi.NULL:
         raise BackendError("kernel table has no compiled_for string")
     return ffi.string(table.compiled_for).decode("ascii", "replace")
 
 
-def check_compiled_for(table: Any, declared: frozenset[str]) -> None:
+def check_compiled_for(table: CData, declared: frozenset[str]) -> None:
     """Refuse kernels compiled for features beyond *declared* (and what those imply)."""
     target = compiled_for(table)
     try:

@@ -20,11 +20,14 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any
+from typing import TYPE_CHECKING
 
 from . import _driver, _registry
 from ._core import ffi, lib
 from ._params import Buffer, byte_buffer, integer
+
+if TYPE_CHECKING:
+    from ._core import CData
 
 _per_thread = threading.local()
 _NONE = b""  # the defaults; `is` tests for them cost less than comparisons on the hot path
@@ -40,7 +43,7 @@ def _after_fork_in_child() -> None:
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def _output_buffer() -> Any:  # a cffi ``char[64]`` (cffi ships no type stubs)
+def _output_buffer() -> CData:  # a ``char[64]``
     # One per thread: the C call releases the GIL, so a shared buffer could be overwritten.
     try:
         return _per_thread.buffer
@@ -60,7 +63,7 @@ class blake2b:  # noqa: N801 - the hashlib name, so it can replace hashlib.blake
     MAX_DIGEST_SIZE = 64
     __slots__ = ("_pending", "_state", "_lock", "digest_size")
     _pending: bytes | None  # the data of a one-shot hash, until a C state is made
-    _state: Any  # the cffi ``argonishche_blake2b_state *``, or None while _pending is set
+    _state: CData  # the cffi ``argonishche_blake2b_state *``, or None while _pending is set
     _lock: threading.Lock  # serialises the use of _state; unset while _state is None
     digest_size: int
 
@@ -98,7 +101,7 @@ class blake2b:  # noqa: N801 - the hashlib name, so it can replace hashlib.blake
         finally:
             lock.release()
 
-    def _materialize(self) -> Any:
+    def _materialize(self) -> CData:
         """The C state of a one-shot object, made from its pending bytes, with its lock.
 
         Threads may race here: each makes a state of its own from the pending bytes (which

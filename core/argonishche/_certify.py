@@ -30,12 +30,17 @@ import importlib
 import os
 import time
 from collections.abc import Iterator
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from . import _driver, _selftest, _settings
 from ._core import ffi, lib
 from ._version import __version__
 from .exceptions import ArgonishcheError
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from ._core import CData
 
 #: The module whose kernels the differential checks compare with.
 REFERENCE_MODULE = "argonishche_backends._ref"
@@ -79,18 +84,19 @@ def full_placements() -> list[tuple[str, int, int, int]]:
     return _selftest.placements(FULL_DISTANCES, FULL_DISTANCES)
 
 
-def reference_table() -> Any:
+def reference_table() -> CData:
     """ref's kernel table, as a core ``const argonishche_kernel_table *``."""
     module = importlib.import_module(REFERENCE_MODULE)
     address = int(module.ffi.cast("uintptr_t", module.lib.argonishche_kernels()))
     return ffi.cast("const argonishche_kernel_table *", address)
 
 
-def _argon2(table: Any, type: str, version: int, memory_cost: int, time_cost: int, lanes: int,
+def _argon2(table: CData, type: str, version: int, memory_cost: int, time_cost: int, lanes: int,
             inputs: dict[str, bytes], hash_len: int = 32) -> bytes:
     return _driver.argon2(table, table, type=type, version=version, time_cost=time_cost,
                           memory_cost=memory_cost, parallelism=lanes, threads=lanes,
-                          hash_len=hash_len, **inputs)
+                          hash_len=hash_len, password=inputs["password"], salt=inputs["salt"],
+                          secret=inputs["secret"], associated_data=inputs["associated_data"])
 
 
 def _argon2_cases() -> Iterator[tuple[str, int, int, int, int, dict[str, bytes], int]]:
@@ -113,17 +119,17 @@ def _reference_tags(address: int) -> tuple[bytes, ...]:
     return tuple(_argon2(table, *case) for case in _argon2_cases())
 
 
-def _kernels_of(table: Any) -> tuple[int, ...]:
+def _kernels_of(table: CData) -> tuple[int, ...]:
     return tuple(int(ffi.cast("uintptr_t", kernel))
                  for kernel in (table.blake2b_compress, table.argon2_fill_block))
 
 
-def argon2_failures(table: Any, reference: Any) -> list[str]:
+def argon2_failures(table: CData, reference: CData) -> list[str]:
     """Argon2 through *table* against *reference* (ref's kernels) and the known answers."""
     failures = []
-    for type, version, memory_cost, time_cost, lanes, tag in ARGON2_KNOWN_ANSWERS:
+    for type, version, memory_cost, time_cost, lanes, known in ARGON2_KNOWN_ANSWERS:
         if _argon2(table, type, version, memory_cost, time_cost, lanes,
-                   KNOWN_ANSWER_INPUTS).hex() != tag:
+                   KNOWN_ANSWER_INPUTS).hex() != known:
             failures.append(f"Argon2{type} v={version:#x} m={memory_cost} t={time_cost} "
                             f"p={lanes} (known answer computed with argon2-cffi)")
     if _kernels_of(table) == _kernels_of(reference):
@@ -144,7 +150,7 @@ def _message() -> bytes:
     return random.Random(7693).randbytes(128 * (max(BLAKE2B_RUNS) + 1) + 1)
 
 
-def blake2b_failures(table: Any) -> list[str]:
+def blake2b_failures(table: CData) -> list[str]:
     """BLAKE2b through *table*'s F against hashlib: every run of BLAKE2B_RUNS in one call, and
     the whole message keyed, salted and personalised, in one update and in uneven pieces."""
     import hashlib
@@ -157,12 +163,11 @@ def blake2b_failures(table: Any) -> list[str]:
         if _driver.blake2b_digest(state) != hashlib.blake2b(data).digest():
             wrong.append(blocks)
     failures = _selftest.runs_line(wrong, len(BLAKE2B_RUNS))
-    params = dict(digest_size=48, key=bytes(range(64)), salt=b"certified salt!!",
-                  person=b"argonishche cert")
-    expected = hashlib.blake2b(message, **params).digest()
+    digest_size, key, salt, person = 48, bytes(range(64)), b"certified salt!!", b"argonishche cert"
+    expected = hashlib.blake2b(message, digest_size=digest_size, key=key, salt=salt,
+                               person=person).digest()
     for pieces in ((len(message),), (1, 2**20 + 1, 2**20 + 78, 2**21 - 1, len(message))):
-        state = _driver.new_blake2b_state(table, params["digest_size"], params["key"],
-                                         params["salt"], params["person"])
+        state = _driver.new_blake2b_state(table, digest_size, key, salt, person)
         start = 0
         for end in pieces:
             _driver.blake2b_update(state, message[start:end])
@@ -173,7 +178,7 @@ def blake2b_failures(table: Any) -> list[str]:
     return failures
 
 
-def failures(table: Any, reference: Any = None) -> list[str]:
+def failures(table: CData, reference: CData | None = None) -> list[str]:
     """Every check of the certification on *table*, uncached; one line per failure.
 
     :param reference: ref's kernel table (default: :func:`reference_table`).
@@ -203,7 +208,7 @@ def cache_directory() -> str | None:
     return None if base is None else os.path.join(base, "argonishche", "certified")
 
 
-def module_sha256(module: Any) -> str | None:
+def module_sha256(module: ModuleType) -> str | None:
     """The SHA-256 of *module*'s file (hex), or None if it has no readable file."""
     import hashlib
 
@@ -245,7 +250,7 @@ def _recall(sha256: str) -> tuple[bool, list[str]] | None:
     return fields["passed"] == ["yes"], fields.get("failure", [])
 
 
-def _remember(sha256: str, module: Any, result: CertificationResult) -> None:
+def _remember(sha256: str, module: ModuleType, result: CertificationResult) -> None:
     """Write the record for *sha256*, atomically; any OSError means it is not remembered."""
     path = _record_path(sha256)
     if path is None:
@@ -269,14 +274,14 @@ def _remember(sha256: str, module: Any, result: CertificationResult) -> None:
             pass
 
 
-def is_certified(module: Any) -> bool:
+def is_certified(module: ModuleType) -> bool:
     """Whether *module*'s file passed a certification remembered here (a cache lookup only)."""
     sha256 = module_sha256(module)
     recalled = None if sha256 is None else _recall(sha256)
     return recalled is not None and recalled[0]
 
 
-def certify(module: Any, table: Any, *, reference: Any = None,
+def certify(module: ModuleType, table: CData, *, reference: CData | None = None,
             force: bool = False) -> CertificationResult:
     """Certify the kernel module *module*, whose kernel table is *table*: the remembered outcome
     for its file if there is one (unless *force*), else run :func:`failures` and remember it.

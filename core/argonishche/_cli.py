@@ -13,13 +13,29 @@ import json
 import os
 import sys
 import time
+from typing import TYPE_CHECKING
 
 from . import _certify, _info, _registry, _selftest
 from ._bench import command as _bench_command
 from ._params import DEFAULT_LIMITS, LIMIT_MAX, Limits
 
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import TypedDict
+
+    class _ReferenceDefaults(TypedDict):
+        t: int
+        log2_kib: int
+        p: int
+        l: int  # noqa: E741 - the reference program's flag
+        version: str
+
+    class _MachineOptions(TypedDict):
+        backend: str | None
+        allocator: str | None
+
 #: The reference ``argon2`` program's defaults (phc-winner-argon2 ``src/run.c``).
-REFERENCE_DEFAULTS = dict(t=3, log2_kib=12, p=1, l=32, version="13")
+REFERENCE_DEFAULTS: _ReferenceDefaults = {"t": 3, "log2_kib": 12, "p": 1, "l": 32, "version": "13"}
 TYPE_NAMES = {"i": "Argon2i", "d": "Argon2d", "id": "Argon2id"}
 UINT32_MAX = 2**32 - 1
 #: The flag behind each parameter a ParameterError names, for hash's messages.
@@ -52,13 +68,13 @@ def _status_of(exc: Exception) -> int:
                                  InputError)) else 1
 
 
-def _command_info(args) -> int:
+def _command_info(args: argparse.Namespace) -> int:
     report = _info.collect(cpuinfo=not args.fast)
     print(json.dumps(report, indent=2) if args.json else _info.render(report))
     return 1 if report["error"] or report.get("allocator_error") else 0
 
 
-def _command_selftest(args) -> int:
+def _command_selftest(args: argparse.Namespace) -> int:
     reg = _registry.get()
     status = 0
     for entry in reg.entries.values():
@@ -81,7 +97,7 @@ def _command_selftest(args) -> int:
 # ---- hash and verify --------------------------------------------------------------------------
 
 
-def _secret_and_ad(args) -> tuple[bytes, bytes]:
+def _secret_and_ad(args: argparse.Namespace) -> tuple[bytes, bytes]:
     secret = b""
     if args.secret_file:
         try:
@@ -92,16 +108,16 @@ def _secret_and_ad(args) -> tuple[bytes, bytes]:
     return secret, os.fsencode(args.ad) if args.ad is not None else b""
 
 
-def _machine_options(args) -> dict:
+def _machine_options(args: argparse.Namespace) -> _MachineOptions:
     """--backend and --allocator, checked before any hashing (so errors are bad input)."""
     reg = _registry.get()
     reg.kernel_table("argon2", args.backend)
     reg.kernel_table("blake2b", args.backend)
     reg.allocator(args.allocator)
-    return dict(backend=args.backend, allocator=args.allocator)
+    return {"backend": args.backend, "allocator": args.allocator}
 
 
-def _command_hash(args) -> int:
+def _command_hash(args: argparse.Namespace) -> int:
     from . import _phc
     from ._argon2 import argon2_hash_encoded, argon2_verify
     from .exceptions import ArgonishcheError
@@ -123,11 +139,11 @@ def _command_hash(args) -> int:
         password = sys.stdin.buffer.read()  # all of it, as the reference reads: no newline strip
         if not password:
             raise InputError("no password read")
-        costs = dict(type=args.type, time_cost=args.t, memory_cost=memory_cost,
-                     parallelism=args.p, hash_len=args.l, version=version)
         started = time.perf_counter()
         encoded = argon2_hash_encoded(password, salt, secret=secret, associated_data=ad,
-                                      **costs, **options)
+                                      type=args.type, time_cost=args.t,
+                                      memory_cost=memory_cost, parallelism=args.p,
+                                      hash_len=args.l, version=version, **options)
         elapsed = time.perf_counter() - started  # wall time; the reference printed CPU time
     except (ArgonishcheError, InputError, MemoryError) as exc:
         message = str(exc)
@@ -174,14 +190,14 @@ class CommandLineLimits(Limits):
         return f"{flags} (--no-limits disables every limit)"
 
 
-def _limits(args) -> CommandLineLimits:
+def _limits(args: argparse.Namespace) -> Limits:
     """The defaults, or none with --no-limits; then each --max-* flag given."""
     base = CommandLineLimits.none() if args.no_limits else CommandLineLimits()
     given = {name: getattr(args, name) for name in LIMIT_FLAGS}
     return dataclasses.replace(base, **{k: v for k, v in given.items() if v is not None})
 
 
-def _command_verify(args) -> int:
+def _command_verify(args: argparse.Namespace) -> int:
     from ._argon2 import argon2_verify
     from .exceptions import ArgonishcheError, VerifyMismatchError
 
@@ -202,7 +218,7 @@ def _command_verify(args) -> int:
 # ---- the parser ---------------------------------------------------------------------------------
 
 
-def _integer(low: int, high: int):
+def _integer(low: int, high: int) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
             value = int(text, 10)
@@ -214,7 +230,7 @@ def _integer(low: int, high: int):
     return parse
 
 
-def _add_extras(parser) -> None:
+def _add_extras(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--secret-file", metavar="FILE",
                         help="Argon2's secret input K (a pepper): every byte of FILE")
     parser.add_argument("--ad", metavar="TEXT", help="Argon2's associated data X")
@@ -225,7 +241,7 @@ def _add_extras(parser) -> None:
                              "hugepages, locked")
 
 
-def _hash_parser(commands) -> None:
+def _hash_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     d = REFERENCE_DEFAULTS
     parser = commands.add_parser(
         "hash", help="hash the password on stdin, like the reference argon2 program",
@@ -259,7 +275,7 @@ def _hash_parser(commands) -> None:
     parser.set_defaults(run=_command_hash, type="i")
 
 
-def _verify_parser(commands) -> None:
+def _verify_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "verify", help="check the password on stdin against an encoded hash",
         description="Check the password read from stdin (every byte) against ENCODED. "
@@ -280,7 +296,7 @@ def _verify_parser(commands) -> None:
     parser.set_defaults(run=_command_verify)
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="argonishche", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -302,7 +318,8 @@ def main(argv=None) -> int:
     _bench_command.add_parser(commands, _integer)
     args = parser.parse_args(argv)
     try:
-        return args.run(args)
+        status: int = args.run(args)
+        return status
     except BrokenPipeError:
         # `argonishche info | head`: the reader left; say nothing more (Python's documented way).
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

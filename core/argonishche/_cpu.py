@@ -82,7 +82,7 @@ def features() -> frozenset[str]:
 
 def cpuinfo_flags() -> tuple[frozenset[str], str]:
     """(flags, brand) from py-cpuinfo, for reports only; slow (about 1 s), see module docstring."""
-    import cpuinfo
+    import cpuinfo  # type: ignore[import-untyped]  # py-cpuinfo ships no types
 
     info = cpuinfo.get_cpu_info()
     return frozenset(info.get("flags", ())), info.get("brand_raw", "unknown CPU")

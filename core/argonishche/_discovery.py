@@ -181,8 +181,11 @@ def _register_builtin_backends(manager: pluggy.PluginManager, found: Discovered,
                                settings: Settings) -> set[str]:
     """Register argonishche's own backends before any other plugin; their names."""
     try:
-        import argonishche_backends
-        from argonishche_backends.table import BUILTIN_BACKENDS
+        # Installed from backends/ (package-dir): mypy run on the source tree does not find it.
+        import argonishche_backends  # type: ignore[import-not-found, unused-ignore]
+        from argonishche_backends.table import (  # type: ignore[import-not-found, unused-ignore]
+            BUILTIN_BACKENDS,
+        )
     except Exception as exc:  # noqa: BLE001 - a broken install still gets a clear report
         _fail(found, "argonishche_backends", own, f"built-in backends failed to load: {exc!r}")
         return set()
@@ -198,7 +201,8 @@ def _collect(manager: pluggy.PluginManager, found: Discovered, plugin_name: str,
     if not manager.is_registered(plugin):
         manager.register(plugin, name=plugin_name)
     hook = manager.hook
-    calls: tuple[tuple[Any, type, Callable[..., None]], ...] = (
+    calls: tuple[tuple[pluggy.HookCaller, type[Backend] | type[Allocator],
+                       Callable[[Discovered, Any, str, Settings], str]], ...] = (
         (hook.argonishche_register_backends, Backend, _accept_backend),
         (hook.argonishche_register_allocators, Allocator, _accept_allocator))
     failed = False

@@ -7,10 +7,29 @@ by the public API and by the self-test alike.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ._core import ffi, lib
 from .exceptions import ArgonishcheMemoryError, HashingError, ParameterError, ParameterTypeError
+
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    from ._core import CData
+    from ._params import Buffer
+
+    class CArena(Protocol):
+        """An allocator whose memory lives in a C arena (see :mod:`argonishche._allocators`),
+        lent to the calling thread inside the one C call that hashes."""
+
+        @property
+        def c_arena(self) -> CData: ...  # ``argonishche_arena *``
+        @property
+        def max_bytes(self) -> int: ...
+        @property
+        def retain_bytes(self) -> int: ...
+        def failure(self, status: int, size: int, os_error: int) -> Exception | None: ...
+
 
 #: RFC 9106 type codes y, as the C driver numbers them.
 TYPE_CODES = {"d": lib.ARGONISHCHE_ARGON2D, "i": lib.ARGONISHCHE_ARGON2I,
@@ -26,7 +45,7 @@ def memory_size(memory_cost: int, parallelism: int) -> int:
     return lib.argonishche_argon2_memory_size(memory_cost, parallelism)
 
 
-def _owned_copy(data: Any) -> tuple[Any, int, Any]:
+def _owned_copy(data: Buffer) -> tuple[CData, int, CData | None]:
     """(argument, length, copy to wipe or None): *data* for the C call, read exactly once.
 
     ``bytes`` cannot change, so it is passed as it is.  Any other buffer (a bytearray, say) is
@@ -43,10 +62,11 @@ def _owned_copy(data: Any) -> tuple[Any, int, Any]:
     return copy, size, copy
 
 
-def argon2(argon2_table: Any, blake2b_table: Any, *, type: str, version: int, time_cost: int,
-           memory_cost: int, parallelism: int, threads: int, password: Any, salt: bytes,
-           secret: Any, associated_data: Any, hash_len: int, memory: Any = None,
-           wipe_memory: bool = True, arena: Any = None) -> bytes:
+def argon2(argon2_table: CData, blake2b_table: CData, *, type: str, version: int,
+           time_cost: int, memory_cost: int, parallelism: int, threads: int, password: Buffer,
+           salt: bytes, secret: Buffer, associated_data: Buffer, hash_len: int,
+           memory: Buffer | None = None, wipe_memory: bool = True,
+           arena: CArena | None = None) -> bytes:
     """The raw Argon2 tag.
 
     :param password: and :param secret: and :param associated_data: any C-contiguous
@@ -117,12 +137,13 @@ def argon2(argon2_table: Any, blake2b_table: Any, *, type: str, version: int, ti
     raise HashingError(f"Argon2 driver failed with status {status}")
 
 
-def c_bytes(data):
+def c_bytes(data: Buffer) -> CData | bytes:
     """*data* as a C ``char *`` argument: bytes pass as they are, other buffers unmoved."""
     return data if type(data) is bytes else ffi.from_buffer(data)
 
 
-def new_blake2b_state(table, digest_size: int, key, salt, person):
+def new_blake2b_state(table: CData, digest_size: int, key: Buffer, salt: Buffer,
+                      person: Buffer) -> CData:
     """An initialised BLAKE2b state (cdata) hashing with *table*'s compression function."""
     state = ffi.new("argonishche_blake2b_state *")
     key_c = c_bytes(key)
@@ -136,16 +157,16 @@ def new_blake2b_state(table, digest_size: int, key, salt, person):
     return state
 
 
-def wipe_state(state) -> None:
+def wipe_state(state: CData) -> None:
     lib.argonishche_secure_wipe(state, ffi.sizeof("argonishche_blake2b_state"))
 
 
-def blake2b_update(state, data) -> None:
+def blake2b_update(state: CData, data: Buffer) -> None:
     buffer = c_bytes(data)
     lib.argonishche_blake2b_update(state, buffer, len(buffer))
 
 
-def blake2b_digest(state, out=None) -> bytes:
+def blake2b_digest(state: CData, out: CData | None = None) -> bytes:
     """The digest of *state* so far, written through *out* (a ``char[64]``) if given."""
     if out is None:
         out = ffi.new("char[64]")

@@ -13,7 +13,10 @@ import importlib
 import os
 import re
 import sys
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 _DIST_INFO = re.compile(r"(?P<name>[^-]+)-(?P<version>[^-]+?)(-py[^-]*)?\.(dist|egg)-info$")
 
@@ -30,9 +33,9 @@ class EntryPoint(NamedTuple):
     value: str
     dist: Distribution
 
-    def load(self):
+    def load(self) -> object:
         module_name, _, attribute = self.value.partition(":")
-        obj = importlib.import_module(module_name.strip())
+        obj: object = importlib.import_module(module_name.strip())
         for part in filter(None, attribute.strip().split(".")):
             obj = getattr(obj, part)
         return obj
@@ -42,7 +45,7 @@ def _normalize(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def _section(text: str, group: str):
+def _section(text: str, group: str) -> Iterator[tuple[str, str]]:
     current = None
     for raw in text.splitlines():
         line = raw.strip()
@@ -57,7 +60,8 @@ def _section(text: str, group: str):
 
 def entry_points(group: str, path: list[str] | None = None) -> list[EntryPoint]:
     """Entry points of *group* from the distributions installed on *path* (sys.path)."""
-    found, seen = [], set()
+    found: list[EntryPoint] = []
+    seen: set[str] = set()
     for directory in sys.path if path is None else path:
         try:
             names = sorted(os.listdir(directory or "."))

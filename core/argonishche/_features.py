@@ -17,7 +17,10 @@ and vol. 1, section 13.3 for XCR0; the same bits are in GCC's ``<cpuid.h>``.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 #: XCR0 state components the OS must save before vector registers of that width may be used:
 #: SSE (bit 1) and AVX (bit 2) for 256-bit; opmask (5), ZMM0-15 upper halves (6) and ZMM16-31
@@ -74,7 +77,7 @@ BY_COMPILER_TARGET: dict[str, CpuFeature] = {f.compiler_target: f for f in FEATU
 NAMES: tuple[str, ...] = tuple(BY_NAME)
 
 
-def closure(names: frozenset[str] | set[str] | tuple[str, ...]) -> frozenset[str]:
+def closure(names: Iterable[str]) -> frozenset[str]:
     """*names* and every feature they imply, transitively."""
     found: set[str] = set()
     pending = list(names)

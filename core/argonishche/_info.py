@@ -5,18 +5,19 @@ from __future__ import annotations
 import dataclasses
 import platform
 import sys
+from typing import Any
 
 from . import _cpu, _features, _registry, _settings
 from .exceptions import ArgonishcheError, SettingError
 
 
-def collect(*, cpuinfo: bool = True) -> dict:
+def collect(*, cpuinfo: bool = True) -> dict[str, Any]:
     """Everything ``info`` shows, as plain data (the ``--json`` form).
 
     :param cpuinfo: also ask py-cpuinfo (about 1 s) for the brand and its flags, as a
         cross-check of the in-process probe.
     """
-    report: dict = {
+    report: dict[str, Any] = {
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "cpu": {"probed": sorted(_cpu.probed_features())},
@@ -73,7 +74,7 @@ def collect(*, cpuinfo: bool = True) -> dict:
     return report
 
 
-def render(report: dict) -> str:
+def render(report: dict[str, Any]) -> str:
     """The human-readable form of :func:`collect`'s report."""
     cpu_report = report["cpu"]
     lines = [f"argonishche on Python {report['python']}, {report['platform']}"]

@@ -18,7 +18,7 @@ import _thread
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import _backend_checks, _selection, _settings
 from ._discovery import (
@@ -32,6 +32,9 @@ from ._discovery import (
 from ._entry_points import entry_points
 from .exceptions import ArgonishcheError, BackendError, ParameterTypeError, SettingError
 from .hookspecs import PROJECT_NAME, Allocator
+
+if TYPE_CHECKING:
+    from ._core import CData
 
 ALGORITHMS = _selection.ALGORITHMS
 __all__ = ["ALGORITHMS", "USABLE_STATES", "BackendInfo", "Registry", "get", "reset",
@@ -80,7 +83,7 @@ class Registry:
         for entry in self.entries.values():
             if entry.table is not None and not entry.builtin:
                 _backend_checks.certify(entry, reference)
-        self.tables: dict[str, Any] = {}   # algorithm -> selected kernel table, for hot paths
+        self.tables: dict[str, CData] = {}   # algorithm -> selected kernel table, for hot paths
         self.selection_error: ArgonishcheError | None = None
         try:
             if self.settings.select == "measure" and self.settings.backend is None:
@@ -113,7 +116,7 @@ class Registry:
         return {algorithm: {e.name: e.measured_us[algorithm] for e in candidates}
                 for algorithm in ALGORITHMS}
 
-    def kernel_table(self, algorithm: str, backend: str | None = None) -> Any:
+    def kernel_table(self, algorithm: str, backend: str | None = None) -> CData:
         """The kernel table to use for *algorithm*, or for the backend named *backend*."""
         if backend is None:
             table = self.tables.get(algorithm)
@@ -210,7 +213,7 @@ def get() -> Registry:
     return registry
 
 
-def selected_table(algorithm: str) -> Any:
+def selected_table(algorithm: str) -> CData:
     """The selected kernel table for *algorithm*: the hot paths' one dictionary lookup."""
     try:
         return _instance.tables[algorithm]  # type: ignore[union-attr]

@@ -19,18 +19,21 @@ from __future__ import annotations
 import functools
 import mmap
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from . import _driver
 from ._core import ffi
 from .vectors import ARGON2_VECTORS, BLAKE2B_VECTORS
+
+if TYPE_CHECKING:
+    from ._core import CData
 
 BLOCK = 1024  # bytes in an Argon2 block
 
 # ---- 1. known answers -------------------------------------------------------------------------
 
 
-def known_answer_failures(table: Any, *, full: bool = False) -> list[str]:
+def known_answer_failures(table: CData, *, full: bool = False) -> list[str]:
     """The known-answer vectors (``full``: all of them, else those marked ``selftest``) on
     *table*; one line per failure."""
     failures = []
@@ -43,17 +46,17 @@ def known_answer_failures(table: Any, *, full: bool = False) -> list[str]:
         if _driver.blake2b_digest(state) != vector.digest:
             failures.append(f"BLAKE2b-{8 * vector.digest_size} of {len(vector.data)} bytes "
                             f"({vector.source})")
-    for vector in ARGON2_VECTORS:
-        if not (full or vector.selftest):
+    for vec in ARGON2_VECTORS:
+        if not (full or vec.selftest):
             continue
         tag = _driver.argon2(
-            table, table, type=vector.type, version=vector.version, time_cost=vector.time_cost,
-            memory_cost=vector.memory_cost, parallelism=vector.parallelism, threads=1,
-            password=vector.password, salt=vector.salt, secret=vector.secret,
-            associated_data=vector.associated_data, hash_len=len(vector.tag))
-        if tag != vector.tag:
-            failures.append(f"Argon2{vector.type} v={vector.version:#x} t={vector.time_cost} "
-                            f"m={vector.memory_cost} p={vector.parallelism} ({vector.source})")
+            table, table, type=vec.type, version=vec.version, time_cost=vec.time_cost,
+            memory_cost=vec.memory_cost, parallelism=vec.parallelism, threads=1,
+            password=vec.password, salt=vec.salt, secret=vec.secret,
+            associated_data=vec.associated_data, hash_len=len(vec.tag))
+        if tag != vec.tag:
+            failures.append(f"Argon2{vec.type} v={vec.version:#x} t={vec.time_cost} "
+                            f"m={vec.memory_cost} p={vec.parallelism} ({vec.source})")
     return failures
 
 
@@ -102,7 +105,7 @@ def data(size: int) -> bytes:
     return ((0x243F6A8885A308D3 << (8 * size)) // 0xB7E151628AED2A6B).to_bytes(size, "big")
 
 
-def placement_failures(table: Any, where: Sequence[tuple[str, int, int, int]] = QUICK_PLACEMENTS
+def placement_failures(table: CData, where: Sequence[tuple[str, int, int, int]] = QUICK_PLACEMENTS
                        ) -> list[str]:
     """G on the same three blocks (prev, ref, the old next) at each of the placements *where*,
     which must all give the first one's result; a line per xor_into_next value for which some do
@@ -179,7 +182,7 @@ def run_message(blocks: int) -> bytes:
     return data(128 * (max(RUN_DIGESTS) + 1) + 1)[:128 * (blocks + 1) + 1]
 
 
-def run_failures(table: Any) -> list[str]:
+def run_failures(table: CData) -> list[str]:
     """BLAKE2b through *table*'s F over each run length of RUN_DIGESTS; a line if any is wrong."""
     wrong = []
     for blocks, digest in RUN_DIGESTS.items():
@@ -202,7 +205,7 @@ def runs_line(wrong: Sequence[int], checked: int) -> list[str]:
 # ---- the quick self-test ----------------------------------------------------------------------
 
 
-def run(table: Any, *, full: bool = False) -> list[str]:
+def run(table: CData, *, full: bool = False) -> list[str]:
     """The quick self-test of *table* (``full``: with every known-answer vector); one line per
     failure, empty if all passed.  Never raises for a wrong kernel."""
     return (known_answer_failures(table, full=full) + placement_failures(table)

@@ -12,8 +12,13 @@ import importlib.util
 import os
 import sys
 from collections.abc import Collection, Sequence
+from typing import TYPE_CHECKING
 
-from cffi import FFI
+# types-cffi has cffi's types; without it (it is a lint-only dependency) FFI is Any.
+from cffi import FFI  # type: ignore[import-untyped, unused-ignore]
+
+if TYPE_CHECKING:
+    from types import ModuleType
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -32,12 +37,13 @@ const void *argonishche_kernels(void);
 COMPILE_ARGS = ("-O3", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-function")
 
 
-def _feature_table():
+def _feature_table() -> ModuleType:
     """argonishche._features, loaded by path: this module may run before argonishche is
     installed (in-tree builds), when importing the package is not possible."""
     name = "argonishche_build_features"
     if name not in sys.modules:
         spec = importlib.util.spec_from_file_location(name, os.path.join(_HERE, "_features.py"))
+        assert spec is not None and spec.loader is not None  # a file of this package
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module  # once per build, however many builders ask
         spec.loader.exec_module(module)
@@ -54,12 +60,14 @@ def kernel_target(cpu_features: Collection[str]) -> str:
 
     :raises ValueError: a name that is not in the CPU-feature table.
     """
-    table = _feature_table()
-    unknown = set(cpu_features) - set(table.NAMES)
+    table = _feature_table()  # argonishche._features
+    names: tuple[str, ...] = table.NAMES
+    unknown = set(cpu_features) - set(names)
     if unknown:
         raise ValueError(f"unknown CPU features {sorted(unknown)}; known: "
-                         f"{', '.join(table.NAMES)}")
-    return table.compiler_target(frozenset(cpu_features))
+                         f"{', '.join(names)}")
+    target: str = table.compiler_target(frozenset(cpu_features))
+    return target
 
 
 def backend_ffibuilder(module_name: str, sources: Sequence[str],

@@ -6,14 +6,17 @@ benchmark only when ``bench`` runs: ``hash`` and ``verify`` do not pay for it.
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
+from collections.abc import Callable
+from typing import Any
 
 #: The optional extra that brings in matplotlib for ``bench --plot``.
 PLOT_HINT = "pip install argonishche[plot]"
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     """``argonishche bench``: 0, 2 for bad flags, 130 when interrupted (what was measured by
     then is printed and saved all the same)."""
     from . import suites
@@ -37,7 +40,7 @@ def run(args) -> int:
     modes = [mode for mode in ("hot", "cold") if getattr(args, mode)] or ["hot"]
     progress = Progress(sys.stderr) if sys.stderr.isatty() else None
     before = machine_state()
-    results: dict = {"machine": machine_description()}
+    results: dict[str, Any] = {"machine": machine_description()}
     status = 0
     try:
         if args.startup:
@@ -82,7 +85,8 @@ def run(args) -> int:
     return status
 
 
-def add_parser(commands, integer) -> None:
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser],
+               integer: Callable[[int, int], Callable[[str], int]]) -> None:
     """Add ``bench`` to the CLI's *commands* (its subparsers).
 
     :param integer: the CLI's range-checked integer type, ``integer(low, high)``; passed in so

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def machine_description() -> str:
@@ -44,9 +48,9 @@ def last_level_cache_bytes() -> int:
     return largest
 
 
-def machine_state() -> dict:
+def machine_state() -> dict[str, Any]:
     """Load average and CPU tick counters now, to compare before and after a run."""
-    state: dict = {"cpus": os.cpu_count() or 1}
+    state: dict[str, Any] = {"cpus": os.cpu_count() or 1}
     try:
         state["loadavg"] = list(os.getloadavg())
     except OSError:

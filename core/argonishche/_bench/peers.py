@@ -38,7 +38,9 @@ def peer_argon2_subjects(point: Point) -> list[Subject]:
                 32, PASSWORD, SALT, opslimit=point.time_cost,
                 memlimit=point.memory_cost * 1024)))
     try:
-        from cryptography.hazmat.primitives.kdf import argon2 as crypto_argon2
+        from cryptography.hazmat.primitives.kdf import (  # type: ignore[import-not-found, unused-ignore]
+            argon2 as crypto_argon2,  # an optional peer: absent, or present and typed
+        )
     except ImportError:
         pass
     else:

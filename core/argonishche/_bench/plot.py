@@ -2,24 +2,30 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .peers import is_ours
 
+if TYPE_CHECKING:
+    from types import ModuleType
+    from typing import Any
 
-def load_pyplot():
+
+def load_pyplot() -> ModuleType:
     """matplotlib's pyplot with a file-only backend; ImportError if it is not installed."""
+    import importlib
+
     import matplotlib
 
     matplotlib.use("Agg")
-    from matplotlib import pyplot
-
-    return pyplot
+    return importlib.import_module("matplotlib.pyplot")
 
 
 def _memory_label(kib: int) -> str:
     return f"{kib / 1024:g} MiB" if kib >= 1024 else f"{kib} KiB"
 
 
-def plot(tables: list[dict], path: str, *, title: str = "", dpi: int = 80) -> None:
+def plot(tables: list[dict[str, Any]], path: str, *, title: str = "", dpi: int = 80) -> None:
     """Hashes/s against memory size, one line per backend or peer (and mode), log-log, as PNG.
 
     *tables* are the JSON forms of the Argon2 tables.  Each x position is labelled with the

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .. import _driver
+
+if TYPE_CHECKING:
+    from typing import Any
 
 PASSWORD = b"correct horse battery staple"
 SALT = bytes(range(16))  # 16 bytes: the only salt length libsodium accepts
@@ -39,12 +43,12 @@ class Point:
         return self.time_cost * _driver.memory_size(self.memory_cost, self.parallelism) // 1024
 
     @property
-    def costs(self) -> dict:
+    def costs(self) -> dict[str, Any]:
         """The point as keyword arguments of ``argon2_hash``."""
         return dict(type=self.type, time_cost=self.time_cost, memory_cost=self.memory_cost,
                     parallelism=self.parallelism)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"type": self.type, "time_cost": self.time_cost, "memory_kib": self.memory_cost,
                 "parallelism": self.parallelism}
 

@@ -5,6 +5,10 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import TextIO
 
 
 class Progress:
@@ -15,8 +19,8 @@ class Progress:
     number of steps, then :meth:`step` before each one.
     """
 
-    def __init__(self, stream=sys.stderr, *, delay: float = 1.0, width: int = 24,
-                 clock: Callable[[], float] = time.monotonic, columns: int | None = None):
+    def __init__(self, stream: TextIO = sys.stderr, *, delay: float = 1.0, width: int = 24,
+                 clock: Callable[[], float] = time.monotonic, columns: int | None = None) -> None:
         self.stream, self.delay, self.width, self.clock = stream, delay, width, clock
         if columns is None:
             import shutil

@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 from .machine import machine_state
 from .peers import is_ours
 from .points import Point
 from .timing import MODES, Subject, interquartile, spread
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _number(x: float) -> str:
@@ -26,7 +30,7 @@ def _range(samples: list[float], scale: Callable[[float], float]) -> str:
 
 
 def argon2_report(point: Point, subjects: list[Subject], clock_hz: float, mode: str = "hot",
-                  planned: int | None = None) -> tuple[str, dict]:
+                  planned: int | None = None) -> tuple[str, dict[str, Any]]:
     """The table of one point in one mode, and its JSON form.
 
     :param planned: repetitions asked for, when fewer were finished (an interrupted run).
@@ -61,7 +65,8 @@ def argon2_report(point: Point, subjects: list[Subject], clock_hz: float, mode: 
     return "\n".join(lines), data
 
 
-def memory_report(point: Point, subjects: list[Subject], repetitions: int) -> tuple[str, dict]:
+def memory_report(point: Point, subjects: list[Subject],
+                  repetitions: int) -> tuple[str, dict[str, Any]]:
     """The allocator x wipe table, ratios to ``system wipe=on`` and to each peer, and its JSON."""
     reference = next(s for s in subjects if s.name == "system wipe=on")
     others = [reference] + [s for s in subjects if " wipe=" not in s.name]
@@ -80,7 +85,7 @@ def memory_report(point: Point, subjects: list[Subject], repetitions: int) -> tu
 
 
 def batch_report(point: Point, *, count: int, workers: int, serial: list[float],
-                 batch: list[float], peak: int) -> tuple[str, dict]:
+                 batch: list[float], peak: int) -> tuple[str, dict[str, Any]]:
     """One line on hash_many against one thread (seconds per hash, each run), and its JSON."""
     ratio = statistics.median(serial) / statistics.median(batch)
     text = (f"hash_many, Argon2{point}, {count} passwords, 3 alternating runs: one thread "
@@ -92,11 +97,11 @@ def batch_report(point: Point, *, count: int, workers: int, serial: list[float],
 
 
 def blake2b_report(cases: dict[str, tuple[bytes, list[Subject]]],
-                   repetitions: int) -> tuple[str, dict]:
+                   repetitions: int) -> tuple[str, dict[str, Any]]:
     """One row per input size and subject, the last subject of each (hashlib) the reference."""
     lines = [f"BLAKE2b (hot; {repetitions} interleaved repetitions; ratio = hashlib time / ours; "
              f"64 B: the selected backend only)"]
-    report: dict = {}
+    report: dict[str, Any] = {}
     for label, (data, subjects) in cases.items():
         hashlib_time = subjects[-1].median
         for s in subjects:
@@ -122,7 +127,7 @@ def startup_report(samples: dict[str, list[float]], repetitions: int) -> str:
 # ---- how noisy was it ---------------------------------------------------------------------------
 
 
-def _sampled_rows(results: dict) -> Iterator[tuple[str, list[float]]]:
+def _sampled_rows(results: dict[str, Any]) -> Iterator[tuple[str, list[float]]]:
     for table in results.get("argon2", []):
         for row in table["results"]:
             yield f"{row['subject']}, {table['point']} {row['mode']}", row["samples_s"]
@@ -136,7 +141,8 @@ def _sampled_rows(results: dict) -> Iterator[tuple[str, list[float]]]:
         yield f"start-up {name}", values
 
 
-def noise_report(results: dict, before: dict, after: dict | None = None) -> tuple[str, dict]:
+def noise_report(results: dict[str, Any], before: dict[str, Any],
+                 after: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
     """How much the repetitions varied, what else the machine did, and a one-line verdict.
 
     Two figures per row: the *spread*, (max - min) / median, which one preempted sample can make
@@ -148,7 +154,7 @@ def noise_report(results: dict, before: dict, after: dict | None = None) -> tupl
     """
     after = after or machine_state()
     rows = [(label, samples) for label, samples in _sampled_rows(results) if len(samples) >= 2]
-    data: dict = {"rows": len(rows), "loadavg_before": before.get("loadavg"),
+    data: dict[str, Any] = {"rows": len(rows), "loadavg_before": before.get("loadavg"),
                   "loadavg_after": after.get("loadavg"), "cpus": before.get("cpus")}
     parts = []
     if rows:

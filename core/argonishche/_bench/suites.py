@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import TYPE_CHECKING
 
 from .. import _registry
 from .._argon2 import argon2_hash
@@ -24,8 +25,12 @@ from .progress import Progress
 from .report import argon2_report, batch_report, blake2b_report, memory_report, startup_report
 from .timing import CacheEvictor, Subject, check_same_tags, core_clock_hz, time_interleaved
 
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from typing import Any, TextIO
 
-def _hasher(point: Point, **options):
+
+def _hasher(point: Point, **options: Any) -> Callable[[], bytes]:
     """A subject's run: our argon2_hash at *point*, with *options* (backend, allocator, wipe)."""
     kwargs = {**point.costs, **options}
     return lambda: argon2_hash(PASSWORD, SALT, **kwargs)
@@ -42,9 +47,10 @@ def our_argon2_subjects(point: Point, allocator: str | None = None) -> list[Subj
     return subjects
 
 
-def bench_argon2(points, *, peers: bool, repetitions: int, budget: float,
-                 modes=("hot",), progress: Progress | None = None, out=None,
-                 results: list | None = None) -> list[dict]:
+def bench_argon2(points: Iterable[Point], *, peers: bool, repetitions: int, budget: float,
+                 modes: Iterable[str] = ("hot",), progress: Progress | None = None,
+                 out: TextIO | None = None,
+                 results: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """One table per point and mode, appended to *results* as each is finished (so that an
     interrupted run keeps them; the table being measured is kept too if every subject finished
     at least one repetition).
@@ -84,7 +90,8 @@ def bench_argon2(points, *, peers: bool, repetitions: int, budget: float,
 
 
 def bench_memory(point: Point = SERVER_POINT, *, peers: bool, repetitions: int, budget: float,
-                 progress: Progress | None = None, out=None) -> dict:
+                 progress: Progress | None = None,
+                 out: TextIO | None = None) -> dict[str, Any]:
     """Every allocator with the wipe on and off, interleaved with the peers, at one point.
 
     ``system`` with the wipe on is what the reference implementation does on every hash; the
@@ -105,7 +112,7 @@ def bench_memory(point: Point = SERVER_POINT, *, peers: bool, repetitions: int, 
 
 
 def bench_batch(point: Point = SERVER_POINT, *, count: int = 200, workers: int = 2,
-                out=None) -> dict:
+                out: TextIO | None = None) -> dict[str, Any]:
     """hash_many on *workers* threads against the same hashes one after another on one thread,
     alternated three times; and the peak RSS of the process afterwards."""
     out = sys.stdout if out is None else out
@@ -114,7 +121,8 @@ def bench_batch(point: Point = SERVER_POINT, *, count: int = 200, workers: int =
     from .._batch import hash_many
 
     passwords = [f"password {i}" for i in range(count)]
-    serial, batch = [], []
+    serial: list[float] = []
+    batch: list[float] = []
     for _ in range(3):
         started = time.perf_counter()
         for password in passwords:
@@ -141,7 +149,7 @@ STARTUP_CASES = {
 }
 
 
-def bench_startup(repetitions: int = 15, out=None) -> dict:
+def bench_startup(repetitions: int = 15, out: TextIO | None = None) -> dict[str, Any]:
     """Cold start of a fresh interpreter to its first Argon2 tag, ours against argon2-cffi's.
 
     Each sample is a new process (cold: imports, plugin discovery, CPU probe and self-test all
@@ -165,7 +173,7 @@ def bench_startup(repetitions: int = 15, out=None) -> dict:
 
 
 def bench_blake2b(*, repetitions: int, budget: float, progress: Progress | None = None,
-                  out=None) -> dict:
+                  out: TextIO | None = None) -> dict[str, Any]:
     """1 MiB throughput and 64-byte one-shot latency, against hashlib.blake2b, interleaved."""
     out = sys.stdout if out is None else out
     import hashlib
@@ -173,15 +181,23 @@ def bench_blake2b(*, repetitions: int, budget: float, progress: Progress | None 
     big, small = bytes(range(256)) * 4096, bytes(range(64))
     cases = {}
     for label, data in (("1 MiB", big), ("64 B one-shot", small)):
-        subjects = [Subject(f"argonishche ({_registry.get().selected_name('blake2b')})",
-                            lambda d=data: blake2b(d).digest())]
+        def ours(d: bytes = data) -> bytes:
+            return blake2b(d).digest()
+
+        subjects = [Subject(f"argonishche ({_registry.get().selected_name('blake2b')})", ours)]
         if len(data) > len(small):
             # Not at 64 bytes: there a call with backend= (a slower argument path in Python)
             # would time that path, not the kernel, which the selected row already shows.
-            subjects += [Subject(f"  backend {e.name}",
-                                 lambda d=data, n=e.name: blake2b(d, backend=n).digest())
-                         for e in _registry.get().usable()]
-        subjects.append(Subject("hashlib.blake2b", lambda d=data: hashlib.blake2b(d).digest()))
+            for e in _registry.get().usable():
+                def forced(d: bytes = data, n: str = e.name) -> bytes:
+                    return blake2b(d, backend=n).digest()
+
+                subjects.append(Subject(f"  backend {e.name}", forced))
+
+        def theirs(d: bytes = data) -> bytes:
+            return hashlib.blake2b(d).digest()
+
+        subjects.append(Subject("hashlib.blake2b", theirs))
         cases[label] = (data, subjects)
     if progress:
         progress.start("blake2b", sum(len(s) for _, s in cases.values()) * repetitions)
