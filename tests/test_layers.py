@@ -15,8 +15,8 @@ import argonishche
 PACKAGE = pathlib.Path(argonishche.__file__).parent
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("_version", "exceptions", "_features", "build", "vectors", "_core", "_warn"),
-    ("_settings", "hookspecs", "_entry_points", "_params", "_phc", "_driver"),
+    ("_version", "exceptions", "_features", "build", "vectors", "_core", "_warn", "_async"),
+    ("_settings", "hookspecs", "_entry_points", "_params", "_phc", "_driver", "_hash_parameters"),
     ("_cpu", "_selftest", "_certify", "_allocators"),
     ("_discovery", "_backend_checks", "_selection"),
     ("_registry",),
@@ -24,7 +24,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("_batch", "testing"),
     ("_password_hasher",),
     ("__init__",),
-    ("_bench", "_cli", "__main__"),
+    ("_bench", "_cli", "__main__", "argon2_cffi", "contrib"),
 )
 LAYER_OF = {name: index for index, layer in enumerate(LAYERS) for name in layer}
 

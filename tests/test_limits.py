@@ -34,10 +34,11 @@ TEN_MINUTES = encoded_with(m=4 * 2**20, t=64, p=64)
 
 
 def verifiers(limits=None):
-    """The three calls that read costs from a hash string, as one-argument callables."""
+    """The two calls that run the costs a hash string asks for, as one-argument callables.
+    (check_needs_rehash answers True for such strings instead: tested with each.)"""
     ph = PasswordHasher(limits=limits)
     return [lambda e: argon2_verify(e, b"password", limits=limits),
-            lambda e: ph.verify(e, b"password"), ph.check_needs_rehash]
+            lambda e: ph.verify(e, b"password")]
 
 
 # ---- max_work -------------------------------------------------------------------------------
@@ -53,6 +54,7 @@ def test_the_ten_minute_hash_is_refused_by_max_work_before_any_work(no_work):
                                   "(Limits.max_work); refused before any work was done")
         assert "limits=argonishche.Limits(max_work=268435456)" in message
         assert "Limits.none()" in message
+    assert PasswordHasher().check_needs_rehash(TEN_MINUTES) is True
 
 
 def test_one_over_max_work_is_refused(no_work):
@@ -166,6 +168,13 @@ def test_a_64_mib_salt_field_is_refused_unread(kind, no_decode):
         assert message.startswith(f"hash has {len(encoded)} characters, over the limit of 12011 "
                                   f"(Limits.max_encoded_len, ")
         assert "refused before it was parsed" in message and "Limits.none()" in message
+    tracemalloc.start()
+    try:  # longer than any hash within the limits: answered unread
+        assert PasswordHasher().check_needs_rehash(encoded) is True
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 * 1024, f"{peak} bytes allocated to answer"
 
 
 def test_the_length_limit_is_refused_one_past_it_and_parsed_at_it():

@@ -7,7 +7,7 @@ lookups after the first call) and makes one C call, with the GIL released while 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple, cast
 
 from . import _driver, _phc, _registry
 from .hookspecs import Allocator
@@ -23,6 +23,9 @@ from ._params import (
     resolve_limits,
     to_type,
 )
+
+if TYPE_CHECKING:
+    from ._driver import CArena
 
 
 class _Defaults(NamedTuple):
@@ -74,12 +77,13 @@ def _compute(params: Argon2Params, password: Buffer | str, salt: bytes, secret: 
     reg = _registry.get()
     argon2_table = reg.kernel_table("argon2", backend)
     blake2b_table = reg.kernel_table("blake2b", backend)
-    inputs = dict(password=byte_buffer("password", password, allow_str=True), salt=salt,
-                  secret=byte_buffer("secret", secret),
-                  associated_data=byte_buffer("associated_data", associated_data))
+    password_bytes = byte_buffer("password", password, allow_str=True)
+    secret_bytes = byte_buffer("secret", secret)
+    associated_bytes = byte_buffer("associated_data", associated_data)
     wipe_in_c, wipe_callback = _wipe_policy(wipe)
     owner = None
-    buffer = None
+    acquired = None  # what owner.acquire() lent, owed back to it
+    buffer: Buffer | None = None
     arena = None
     if memory is not None:
         if allocator is not None:
@@ -89,9 +93,10 @@ def _compute(params: Argon2Params, password: Buffer | str, salt: bytes, secret: 
     else:
         owner = reg.allocator(allocator)
         if wipe_callback is None and getattr(owner, "c_arena", None) is not None:
-            arena = owner  # its memory is taken and given back inside the C call
+            arena = cast("CArena", owner)  # its memory is taken and given back inside the C call
         else:
-            buffer = owner.acquire(_driver.memory_size(params.memory_cost, params.parallelism))
+            buffer = acquired = owner.acquire(
+                _driver.memory_size(params.memory_cost, params.parallelism))
             if wipe_callback is not None and buffer is None:  # nothing acquired, nothing to free
                 raise ParameterError(f"a wipe callback needs memory Python can see, and "
                                      f"allocator {owner.name!r} allocates in C: use another "
@@ -102,9 +107,10 @@ def _compute(params: Argon2Params, password: Buffer | str, salt: bytes, secret: 
             time_cost=params.time_cost, memory_cost=params.memory_cost,
             parallelism=params.parallelism, threads=params.threads(threads),
             hash_len=params.hash_len, memory=buffer, wipe_memory=wipe_in_c, arena=arena,
-            **inputs)
+            password=password_bytes, salt=salt, secret=secret_bytes,
+            associated_data=associated_bytes)
     except ParameterError as exc:
-        if owner is not None and buffer is not None:  # the allocator broke its contract
+        if owner is not None and acquired is not None:  # the allocator broke its contract
             raise type(exc)(f"allocator {owner.name!r} ({type(owner).__module__}."
                             f"{type(owner).__qualname__}) returned unusable memory: {exc}; an "
                             f"allocator's acquire(size) must return None or a writable buffer "
@@ -117,8 +123,8 @@ def _compute(params: Argon2Params, password: Buffer | str, salt: bytes, secret: 
                 with memoryview(buffer) as view:
                     wipe_callback(view)
         finally:  # even if the callback raised: the allocator gets its memory back
-            if owner is not None and buffer is not None:
-                owner.release(buffer)
+            if owner is not None and acquired is not None:
+                owner.release(acquired)
 
 
 def _salt(salt: Buffer) -> bytes:
@@ -205,7 +211,7 @@ def argon2_verify(encoded: str | bytes, password: Buffer | str, *, secret: Buffe
                   associated_data: Buffer = b"", threads: int | None = None,
                   backend: str | None = None, allocator: str | Allocator | None = None,
                   memory: Buffer | None = None, wipe: Wipe = True,
-                  limits: Limits | None = None) -> bool:
+                  limits: Limits | None = None) -> Literal[True]:
     """True if *password* matches the PHC string *encoded*.
 
     :param limits: an :class:`argonishche.Limits`: the most work the hash may ask for, checked

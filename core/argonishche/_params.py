@@ -15,7 +15,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import NamedTuple, TypeAlias
 
-from .exceptions import LimitExceededError, ParameterError, ParameterTypeError
+from .exceptions import (
+    LimitExceededError,
+    ParameterError,
+    ParameterTypeError,
+    UnsupportedParametersError,
+)
 
 #: What :func:`byte_buffer` returns: the bytes-like object C receives.
 ByteView: TypeAlias = bytes | bytearray | memoryview
@@ -280,8 +285,8 @@ class Limits:
             f"{self._how_to_raise(**exceeded)}")
 
     def check_own(self, **values: int) -> None:
-        """ParameterError if a hasher's own parameters are over its limits (it could not verify
-        its own hashes)."""
+        """UnsupportedParametersError (a ParameterError) if a hasher's own parameters are over its
+        limits (it could not verify its own hashes)."""
         exceeded = self._exceeded(values)
         if not exceeded:
             return
@@ -289,7 +294,7 @@ class Limits:
                  f"Limits.{name}={getattr(self, name)}{_LIMITED[name].unit}"
                  for name, value in exceeded.items()]
         arguments = ", ".join(f"{name}={value}" for name, value in exceeded.items())
-        raise ParameterError(
+        raise UnsupportedParametersError(
             f"{', and '.join(overs)}, so it could not verify its own hashes: pass "
             f"limits=argonishche.Limits({arguments}) (or higher) as well")
 

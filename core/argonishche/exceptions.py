@@ -7,6 +7,8 @@ well), matching what argon2-cffi and hashlib users already catch.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 
 class ArgonishcheError(Exception):
     """Base class of every error argonishche raises on purpose."""
@@ -18,6 +20,12 @@ class ParameterError(ArgonishcheError, ValueError):
 
 class ParameterTypeError(ParameterError, TypeError):
     """A parameter has the wrong type (both a ValueError and a TypeError)."""
+
+
+class UnsupportedParametersError(ParameterError):
+    """Valid Argon2 parameters that this hasher will not use: a :class:`PasswordHasher` whose
+    own costs are over the :class:`~argonishche.Limits` it verifies with (it could not verify its
+    own hashes).  argon2-cffi's name, and like argon2-cffi's a ``ValueError``."""
 
 
 class SettingError(ParameterError):
@@ -38,8 +46,25 @@ class SettingError(ParameterError):
         return type(self), (self.variable, self.value, self.allowed), self.__dict__
 
 
-class InvalidHashError(ArgonishcheError, ValueError):
-    """An encoded hash string is malformed or uses an unsupported variant."""
+class VerificationError(ArgonishcheError):
+    """Verification failed (base class of :class:`VerifyMismatchError`)."""
+
+
+class VerifyMismatchError(VerificationError):
+    """The password (or secret / associated data) does not match the hash."""
+
+
+class InvalidHashError(VerificationError, ValueError):
+    """An encoded hash string is malformed or uses an unsupported variant.
+
+    It is a :class:`VerificationError`: a stored hash that cannot be read cannot be verified, so
+    ``except VerificationError: return False`` (how Django's and many applications' login code
+    treat argon2-cffi) refuses the login instead of failing with an uncaught exception.  It is a
+    ``ValueError`` too, as argon2-cffi's is.  ``InvalidHash`` is argon2-cffi's older name for it.
+    """
+
+
+InvalidHash = InvalidHashError
 
 
 class LimitExceededError(InvalidHashError):
@@ -49,14 +74,6 @@ class LimitExceededError(InvalidHashError):
     of malformed hashes catch it too; the message names the field, its value, the limit and how
     to raise it.
     """
-
-
-class VerificationError(ArgonishcheError):
-    """Verification failed (base class of :class:`VerifyMismatchError`)."""
-
-
-class VerifyMismatchError(VerificationError):
-    """The password (or secret / associated data) does not match the hash."""
 
 
 class BackendError(ArgonishcheError, RuntimeError):
@@ -79,4 +96,5 @@ class ArgonishcheMemoryError(ArgonishcheError, MemoryError):
     # installs tblib's reducer for every exception class, so this error reached Dask clients as
     # a bare Exception.  Exception.__new__ is the constructor the instances get anyway (the
     # tp_new slot stays BaseException's); naming it makes cls.__new__(cls) safe.
-    __new__ = Exception.__new__
+    if not TYPE_CHECKING:  # to a type checker it is MemoryError's constructor either way
+        __new__ = Exception.__new__
