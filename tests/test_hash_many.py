@@ -3,8 +3,9 @@ in order, each with a fresh salt, with at most one hash's memory per worker."""
 
 from __future__ import annotations
 
+import os
 import threading
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 
 import pytest
 
@@ -17,6 +18,7 @@ from argonishche import (
     argon2_verify,
 )
 from argonishche._argon2 import params_of
+from argonishche._batch import MAX_WORKERS, executor_workers
 
 from support import run_python
 
@@ -133,3 +135,171 @@ def test_hash_many_peak_memory_is_one_hash_per_worker():
     assert result.returncode == 0, result.stderr
     growth_kib = int(result.stdout)
     assert growth_kib < 3 * (2 * 4096) + 16 * 1024
+
+
+# ---- chunking: sized by the executor's workers, not by this machine's CPUs -------------------
+
+
+class InlineExecutor(Executor):
+    """An executor that tells nothing about its workers: runs each task at once, here."""
+
+    def submit(self, fn, /, *args, **kwargs):
+        future = Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as exc:
+            future.set_exception(exc)
+        return future
+
+
+class FakeDaskClient:
+    """What hash_many reads of a dask.distributed Client: ``nthreads()`` per worker address."""
+
+    asynchronous = False
+
+    def __init__(self, nthreads):
+        self._nthreads = nthreads
+
+    def nthreads(self, workers=None):
+        if callable(self._nthreads):
+            return self._nthreads()
+        return {k: v for k, v in self._nthreads.items() if workers is None or k in workers}
+
+
+class FakeClientExecutor(InlineExecutor):
+    """Shaped like dask.distributed's ClientExecutor (``Client.get_executor(**kwargs)``)."""
+
+    def __init__(self, client, **kwargs):
+        self._client = client
+        self._kwargs = kwargs
+
+
+@pytest.fixture
+def many_cpus(monkeypatch):
+    """This machine claims 64 CPUs, so that chunking by them cannot pass for chunking by the
+    executor's workers (64 CPUs: 256 tasks wanted, i.e. one password per task here)."""
+    monkeypatch.setattr(os, "cpu_count", lambda: 64)
+
+
+def count_submits(executor, monkeypatch):
+    """Sizes of the chunks submitted to *executor*, in order."""
+    sizes = []
+    original = executor.submit
+
+    def submit(fn, /, *args, **kwargs):
+        sizes.append(len(args[0]))
+        return original(fn, *args, **kwargs)
+    monkeypatch.setattr(executor, "submit", submit)
+    return sizes
+
+
+@pytest.mark.parametrize("max_workers, tasks", [(1, 4), (2, 8), (3, 12)])
+def test_hash_many_chunks_by_the_thread_pools_workers(many_cpus, monkeypatch, max_workers,
+                                                       tasks):
+    passwords = [f"pw{i}" for i in range(24)]
+    with ThreadPoolExecutor(max_workers=max_workers) as pool:
+        sizes = count_submits(pool, monkeypatch)
+        encoded = argonishche.hash_many(passwords, executor=pool, **MANY_COSTS)
+    assert len(sizes) == tasks and sum(sizes) == 24  # about four tasks per worker
+    check_hashes(passwords, encoded)
+
+
+def test_hash_many_chunks_by_the_process_pools_workers(many_cpus, monkeypatch):
+    passwords = [f"pw{i}" for i in range(16)]
+    with ProcessPoolExecutor(2) as pool:
+        sizes = count_submits(pool, monkeypatch)
+        encoded = argonishche.hash_many(passwords, executor=pool, **MANY_COSTS)
+    assert sizes == [2] * 8
+    check_hashes(passwords, encoded)
+
+
+def test_hash_many_chunks_by_a_dask_executors_worker_threads(many_cpus, monkeypatch):
+    # Three workers of 3, 2 and 1 threads: 6 in all, so about 24 tasks: 48 passwords, 2 a task.
+    client = FakeDaskClient({"tcp://a:1": 3, "tcp://b:1": 2, "tcp://c:1": 1})
+    executor = FakeClientExecutor(client)
+    assert executor_workers(executor) == 6
+    sizes = count_submits(executor, monkeypatch)
+    passwords = [f"pw{i}" for i in range(48)]
+    check_hashes(passwords, argonishche.hash_many(passwords, executor=executor, **MANY_COSTS))
+    assert sizes == [2] * 24
+    # get_executor(workers=[...]): only those workers' threads run its tasks.
+    assert executor_workers(FakeClientExecutor(client, workers=["tcp://b:1"])) == 2
+    assert executor_workers(FakeClientExecutor(client, workers="tcp://a:1")) == 3
+
+
+def test_hash_many_on_an_executor_that_does_not_tell_uses_workers_or_the_cpus(monkeypatch):
+    monkeypatch.setattr(os, "cpu_count", lambda: 5)
+    executor = InlineExecutor()
+    assert executor_workers(executor) is None
+    sizes = count_submits(executor, monkeypatch)
+    argonishche.hash_many([f"pw{i}" for i in range(40)], executor=executor, **MANY_COSTS)
+    assert sizes == [2] * 20  # 5 CPUs: 20 tasks
+    sizes.clear()
+    argonishche.hash_many([f"pw{i}" for i in range(40)], executor=executor, workers=2,
+                          **MANY_COSTS)
+    assert sizes == [5] * 8  # workers=2: 8 tasks
+
+
+def broken_nthreads():
+    raise ConnectionError("scheduler gone")
+
+
+@pytest.mark.parametrize("executor", [
+    pytest.param(FakeClientExecutor(FakeDaskClient({})), id="dask-no-workers-yet"),
+    pytest.param(FakeClientExecutor(FakeDaskClient(broken_nthreads)), id="dask-unreachable"),
+    pytest.param(FakeClientExecutor(FakeDaskClient(lambda: [4])), id="dask-not-a-mapping"),
+    pytest.param(FakeClientExecutor(FakeDaskClient({"a": "4", "b": None})), id="dask-not-ints"),
+    pytest.param(FakeClientExecutor(object()), id="client-without-nthreads"),
+    pytest.param(FakeClientExecutor(FakeDaskClient({"a": 4}), workers=3), id="bad-restriction"),
+])
+def test_hash_many_falls_back_when_what_the_executor_tells_is_unusable(monkeypatch, executor):
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    assert executor_workers(executor) is None
+    sizes = count_submits(executor, monkeypatch)
+    check_hashes(["a", "b", "c", "d"], argonishche.hash_many(["a", "b", "c", "d"],
+                                                             executor=executor, **MANY_COSTS))
+    assert sizes == [1] * 4  # 1 CPU: four tasks
+
+
+def test_hash_many_ignores_an_asynchronous_dask_client(monkeypatch):
+    calls = []
+
+    async def nthreads(workers=None):
+        calls.append("awaited")
+        return {"a": 8}
+
+    client = FakeDaskClient({"a": 8})
+    client.asynchronous = True
+    assert executor_workers(FakeClientExecutor(client)) is None
+    client.asynchronous = False
+    client.nthreads = nthreads  # a coroutine where a mapping was expected: closed, not leaked
+    assert executor_workers(FakeClientExecutor(client)) is None
+    assert calls == []
+
+
+@pytest.mark.parametrize("value", [0, -2, True, "8", 2.5, None])
+def test_executor_workers_refuses_odd_max_workers(value):
+    executor = InlineExecutor()
+    executor._max_workers = value
+    assert executor_workers(executor) is None
+
+
+def test_hash_many_caps_a_huge_executors_count(monkeypatch):
+    executor = InlineExecutor()
+    executor._max_workers = 10 * MAX_WORKERS  # a big cluster: not a ParameterError
+    sizes = count_submits(executor, monkeypatch)
+    argonishche.hash_many(["a", "b"], executor=executor, **MANY_COSTS)
+    assert sizes == [1, 1]
+
+
+@pytest.mark.parametrize("option, sizes", [(dict(workers=1), [6] * 4),
+                                           (dict(chunk_size=5), [5, 5, 5, 5, 4]),
+                                           (dict(workers=1, chunk_size=10), [10, 10, 4])])
+def test_hash_many_workers_and_chunk_size_win_over_the_executor(many_cpus, monkeypatch,
+                                                                 option, sizes):
+    passwords = [f"pw{i}" for i in range(24)]
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        submitted = count_submits(pool, monkeypatch)
+        encoded = argonishche.hash_many(passwords, executor=pool, **option, **MANY_COSTS)
+    assert submitted == sizes
+    check_hashes(passwords, encoded)

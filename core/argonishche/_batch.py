@@ -3,13 +3,14 @@
 Each hash releases the GIL for its whole C call, so plain threads scale over cores; each thread
 keeps its own work memory (the ``arena`` allocator), so memory stays at one hash's worth per
 thread however many passwords there are.  Work is submitted in chunks to a module-level function,
-so a process pool or a cluster's executor (dask.distributed, Ray) can run it unchanged.
+so a process pool or a cluster's ``concurrent.futures.Executor`` (dask.distributed's
+``Client.get_executor()``, say) can run it unchanged.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor, as_completed
 from typing import Any, TypeAlias, cast
 
@@ -17,6 +18,9 @@ from ._argon2 import DEFAULTS, argon2_hash_encoded
 from .exceptions import ParameterTypeError
 from .hookspecs import Allocator
 from ._params import MIN_SALT_LEN, UINT32_MAX, Argon2Params, Buffer, TypeLike, Wipe, integer
+
+#: The most ``workers=`` accepted (a larger executor's count is capped to it for chunking).
+MAX_WORKERS = 4096
 
 #: ``progress=``: called as ``progress(done, total)``; what it returns is ignored.
 Progress: TypeAlias = Callable[[int, int], object]
@@ -29,6 +33,45 @@ def hash_chunk(passwords: Sequence[Buffer | str], salts: Sequence[bytes],
             for password, salt in zip(passwords, salts, strict=True)]
 
 
+def executor_workers(executor: Executor) -> int | None:
+    """How many tasks *executor* runs at once, where it tells (else None); never raises.
+
+    A ``ThreadPoolExecutor`` or ``ProcessPoolExecutor`` (or any executor with an int
+    ``_max_workers``): that number.  A dask.distributed ``Client.get_executor()``: the threads of
+    the cluster's workers (of the workers it was restricted to, if any) at this moment, summed.
+    These are private attributes, read defensively: anything unexpected means "unknown".
+    """
+    try:
+        count = getattr(executor, "_max_workers", None)
+        if count is None:
+            count = _dask_threads(executor)
+    except Exception:  # a private API that changed, a cluster that went away...
+        return None
+    if isinstance(count, int) and not isinstance(count, bool) and count >= 1:
+        return count
+    return None
+
+
+def _dask_threads(executor: Executor) -> object:
+    """Sum of ``nthreads()`` of a dask.distributed ClientExecutor's client, or None."""
+    client = getattr(executor, "_client", None)
+    if client is None or getattr(client, "asynchronous", False) is not False:
+        return None  # not dask's, or an asynchronous client (nthreads() would be awaitable)
+    nthreads = getattr(client, "nthreads", None)
+    if not callable(nthreads):
+        return None
+    only = getattr(executor, "_kwargs", {}).get("workers")  # get_executor(workers=[...])
+    counts = nthreads() if only is None else nthreads([only] if isinstance(only, str) else only)
+    from inspect import iscoroutine  # here: only dask executors need it
+
+    if iscoroutine(counts):
+        counts.close()
+        return None
+    if not isinstance(counts, Mapping):
+        return None
+    return sum(n for n in counts.values() if isinstance(n, int) and n > 0)
+
+
 def hash_many(passwords: Iterable[Buffer | str], *, type: TypeLike = DEFAULTS.type,
               time_cost: int = DEFAULTS.time_cost, memory_cost: int = DEFAULTS.memory_cost,
               parallelism: int = DEFAULTS.parallelism, hash_len: int = DEFAULTS.hash_len,
@@ -39,10 +82,16 @@ def hash_many(passwords: Iterable[Buffer | str], *, type: TypeLike = DEFAULTS.ty
               progress: Progress | None = None) -> list[str]:
     """PHC strings for *passwords*, in order, each with a fresh random salt.
 
-    :param executor: run the chunks on this executor (a ThreadPoolExecutor, a
-        ProcessPoolExecutor, a dask.distributed or Ray executor...); by default a thread pool of
-        *workers* threads (default: one per CPU) made for this call.
+    :param executor: run the chunks on this ``concurrent.futures.Executor`` (a
+        ThreadPoolExecutor, a ProcessPoolExecutor, a dask.distributed ``Client.get_executor()``...);
+        by default a thread pool of *workers* threads made for this call.
+    :param workers: the number of workers to size the chunks for (and, without *executor*, the
+        threads of the pool made for this call).  Default: the executor's own count where it
+        tells (a thread or process pool's ``max_workers``; a dask.distributed executor's worker
+        threads, summed, when the call starts), else one per CPU of this machine.  Give it for
+        an executor that does not tell, or whose cluster will grow.
     :param chunk_size: passwords per submitted task; default: about four tasks per worker.
+        Given, it wins over *workers*.
     :param progress: called as ``progress(done, total)`` each time a chunk finishes.
 
     Each hash fills its lanes on one thread (``threads=1``): the parallelism is across hashes.
@@ -55,7 +104,10 @@ def hash_many(passwords: Iterable[Buffer | str], *, type: TypeLike = DEFAULTS.ty
     Argon2Params.check(type=type, version=version, time_cost=time_cost,
                        memory_cost=memory_cost, parallelism=parallelism, hash_len=hash_len)
     salt_len = integer("salt_len", salt_len, MIN_SALT_LEN, UINT32_MAX)
-    workers = integer("workers", (os.cpu_count() or 1) if workers is None else workers, 1, 4096)
+    if workers is None:
+        told = executor_workers(executor) if executor is not None else None
+        workers = min(told, MAX_WORKERS) if told else os.cpu_count() or 1
+    workers = integer("workers", workers, 1, MAX_WORKERS)
     total = len(passwords)
     if chunk_size is None:
         chunk_size = max(1, -(-total // (4 * workers)))

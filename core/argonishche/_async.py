@@ -1,0 +1,88 @@
+"""Hashing from asyncio code without blocking the event loop: :func:`run_blocking`.
+
+Every hash releases the GIL for its whole C call, so running it on another thread leaves the
+event loop free.  :func:`run_blocking` runs a call on one thread pool shared by the whole process:
+
+* **Bounded.**  At most :func:`pool_size` calls run at once (the CPUs this process may run on),
+  however many coroutines await: more would only make each hash slower and keep more work
+  memory, since each pool thread keeps one hash's worth (``trim_memory()`` returns it).  Calls
+  beyond that wait their turn in the pool's queue (unbounded: limiting how many requests hash
+  at all, a semaphore say, is the application's part), without blocking the loop.
+* **Lazy.**  Importing this module neither imports asyncio nor starts a thread; the pool is made
+  (under a lock, once) by the first call, and serves every event loop of every thread.
+* **fork()-safe.**  A child process forgets its parent's pool (whose threads did not survive the
+  fork) and makes its own on first use, instead of queueing work for threads that are not there.
+* **Interpreter exit** waits for the calls running, and those queued whose ``await`` was not
+  cancelled (``concurrent.futures`` joins its threads; ``asyncio.run`` cancels the tasks left
+  when its loop ends); a call made once shutdown has begun raises ``RuntimeError``.
+* **Cancellation.**  Cancelling the awaiting task cancels a call that has not started (it never
+  runs).  A call already running cannot be interrupted: the C call runs to completion on its
+  thread, its result (or exception) is dropped, and the thread returns to the pool with its
+  memory wiped as usual.  So a cancelled ``await`` frees the coroutine at once, not the CPU.
+* **Exceptions** propagate to the ``await`` with their type, as if the call had been direct.
+* **contextvars.**  The call runs in a copy of the awaiting task's context, as with
+  :func:`asyncio.to_thread` (``run_in_executor`` alone would run it in the pool thread's own).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import ParamSpec, TypeVar
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+_lock = threading.Lock()
+_pool: ThreadPoolExecutor | None = None
+
+
+def pool_size() -> int:
+    """Threads of the shared pool: the CPUs this process may run on (its affinity mask where the
+    OS has one, else ``os.cpu_count()``), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not on Linux, or not allowed
+        return os.cpu_count() or 1
+
+
+def _executor() -> ThreadPoolExecutor:
+    """The shared pool, made on first use (double-checked: one pool, whatever the races)."""
+    global _pool
+    pool = _pool
+    if pool is None:
+        with _lock:
+            pool = _pool
+            if pool is None:
+                pool = _pool = ThreadPoolExecutor(max_workers=pool_size(),
+                                                  thread_name_prefix="argonishche-async")
+    return pool
+
+
+def _forget_pool_after_fork() -> None:
+    # The parent's pool threads do not exist in the child, but its queue and idle count do: a
+    # call submitted to it would wait forever.  The lock may have been held at the fork.
+    global _pool, _lock
+    _pool = None
+    _lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_forget_pool_after_fork)
+
+
+async def run_blocking(fn: Callable[P, R], /, *args: P.args, **kwargs: P.kwargs) -> R:
+    """``fn(*args, **kwargs)`` on the shared hashing pool, awaited from the running event loop.
+
+    For calls that release the GIL (every argonishche hash and verify); see the module's
+    documentation for the pool's size, cancellation, fork() and contextvars.
+    """
+    from asyncio import get_running_loop  # here: importing argonishche must not import asyncio
+
+    loop = get_running_loop()
+    call = functools.partial(contextvars.copy_context().run, fn, *args, **kwargs)
+    return await loop.run_in_executor(_executor(), call)
