@@ -180,9 +180,14 @@ def test_licence_is_in_the_wheel_and_the_sdist(dists):
         assert tar.extractfile(f"{top}/LICENSE").read() == licence
 
 
-def test_typing_marker_and_kernel_headers_are_in_the_wheel(dists):
+def test_typing_marker_stubs_and_kernel_headers_are_in_the_wheel(dists):
     names = set(wheel_names(dists))
     assert "argonishche/py.typed" in names
+    # The compiled modules' types: without them a user's type checker sees untyped modules.
+    stubs = sorted((ROOT / "core" / "argonishche").rglob("*.pyi"))
+    assert stubs
+    assert {f"argonishche/{stub.relative_to(ROOT / 'core' / 'argonishche')}"
+            for stub in stubs} <= names
     headers = sorted((ROOT / "core" / "argonishche" / "include").glob("*.h"))
     assert headers
     assert {f"argonishche/include/{header.name}" for header in headers} <= names
