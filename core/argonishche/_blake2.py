@@ -40,7 +40,8 @@ def _after_fork_in_child() -> None:
     _publishing = threading.Lock()
 
 
-os.register_at_fork(after_in_child=_after_fork_in_child)
+if hasattr(os, "register_at_fork"):  # POSIX; Windows has no fork()
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _output_buffer() -> CData:  # a ``char[64]``

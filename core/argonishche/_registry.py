@@ -198,8 +198,9 @@ def _after_fork_in_child() -> None:
     _lock = _thread.RLock()  # the parent's was held (by _before_fork) as the child was made
 
 
-os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
-                    after_in_child=_after_fork_in_child)
+if hasattr(os, "register_at_fork"):  # POSIX; Windows has no fork()
+    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
+                        after_in_child=_after_fork_in_child)
 
 
 def get() -> Registry:

@@ -7,9 +7,9 @@
  *     "taken" and "given back", so no memory is ever left marked busy.
  *   - Mapping, pre-faulting, wiping and unmapping run without the GIL (cffi releases it), so a
  *     large first hash on a new thread does not stall every other Python thread.
- *   - A thread-specific-data destructor returns a thread's memory when the thread ends, however
+ *   - A thread-specific-data destructor (Windows: a fiber-local-storage callback) returns a thread's memory when the thread ends, however
  *     it was started (threading, _thread, a C library's or an embedding server's thread).
- *   - fork() handlers leave the child with free locks and without the memory of threads that do
+ *   - fork() handlers (POSIX only: Windows has no fork) leave the child with free locks and without the memory of threads that do
  *     not exist in it (nor locked memory, whose lock the child did not inherit).
  *
  * Every list below is guarded by one mutex, held for list updates and trims, never while
@@ -17,12 +17,11 @@
  * that thread uses it, and nothing but that hash touches a busy slot's memory.
  */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_POPULATE, madvise */
+#include "platform.h"       /* first: threads, thread slots, mappings (see there) */
+
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "argonishche_core.h"
 
@@ -32,7 +31,9 @@ typedef struct slot {
     argonishche_arena *arena;
     void *memory;       /* a mapping of `size` bytes, or NULL */
     size_t size;
-    pthread_t owner;
+#if ARGONISHCHE_HAVE_FORK
+    pthread_t owner;    /* only a forked child asks whose it is */
+#endif
     int busy;           /* a hash is using `memory` */
     int dirty;          /* the last hash opted out of the wipe: wipe before unmapping */
     int orphaned;       /* its thread does not exist in this (forked) process: never used */
@@ -44,9 +45,9 @@ struct argonishche_arena {
     int flags;
 };
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static pthread_key_t thread_slots; /* the calling thread's slots, one per arena it used */
+static argonishche_mutex lock = ARGONISHCHE_MUTEX_INIT;
+static argonishche_once_flag once = ARGONISHCHE_ONCE_INIT;
+static argonishche_tls_key thread_slots; /* the calling thread's slots, one per arena it used */
 static argonishche_arena *arenas;
 static argonishche_memory_claim *claims; /* work memory of the hashes running now */
 
@@ -56,34 +57,35 @@ static const size_t huge_page = 2u << 20;
 
 /* A mapping of `size` bytes for an arena with `flags`, or NULL with *status and *os_error set. */
 static void *map(size_t size, int flags, int *status, int *os_error) {
-    int mmap_flags = MAP_PRIVATE | MAP_ANONYMOUS;
-    int huge = flags & ARGONISHCHE_ARENA_HUGE_PAGES;
-#ifdef MAP_POPULATE
-    /* Fault every page in now, not one by one inside the hash; huge pages fault on first use. */
-    if (!huge) mmap_flags |= MAP_POPULATE;
-#endif
+    /* Without huge pages (Windows) the flag asks for an ordinary mapping. */
+    int huge = ARGONISHCHE_HAVE_HUGE_PAGES && (flags & ARGONISHCHE_ARENA_HUGE_PAGES);
     /* Only 2 MiB-aligned ranges can be huge pages: map one more and cut the edges off. */
     size_t span = huge ? size + huge_page : size;
-    uint8_t *raw = mmap(NULL, span, PROT_READ | PROT_WRITE, mmap_flags, -1, 0);
-    if (raw == MAP_FAILED) {
-        *status = ARGONISHCHE_ERR_NO_MEMORY, *os_error = errno;
+    /* Fault every page in now, not one by one inside the hash; huge pages fault on first use. */
+    uint8_t *raw = argonishche_pages_map(span, !huge, os_error);
+    if (raw == NULL) {
+        *status = ARGONISHCHE_ERR_NO_MEMORY;
         return NULL;
     }
     uint8_t *memory = raw;
+#if ARGONISHCHE_HAVE_HUGE_PAGES
     if (huge) {
         memory = raw + (-(uintptr_t)raw & (huge_page - 1));
         if (memory > raw) munmap(raw, (size_t)(memory - raw));
         if (raw + span > memory + size) munmap(memory + size, (size_t)(raw + span - memory - size));
     }
+#endif
 #ifdef MADV_DONTDUMP
     madvise(memory, size, MADV_DONTDUMP); /* password-derived data has no place in core dumps */
 #endif
 #ifdef MADV_HUGEPAGE
     if (flags & ARGONISHCHE_ARENA_HUGE_PAGES) madvise(memory, size, MADV_HUGEPAGE);
 #endif
-    if ((flags & ARGONISHCHE_ARENA_LOCKED) && mlock(memory, size) != 0) {
-        *status = ARGONISHCHE_ERR_LOCK, *os_error = errno;
-        munmap(memory, size);
+    int lock_error;
+    if ((flags & ARGONISHCHE_ARENA_LOCKED) &&
+        (lock_error = argonishche_pages_lock(memory, size)) != 0) {
+        *status = ARGONISHCHE_ERR_LOCK, *os_error = lock_error;
+        argonishche_pages_unmap(memory, size);
         return NULL;
     }
     return memory;
@@ -92,13 +94,13 @@ static void *map(size_t size, int flags, int *status, int *os_error) {
 static void unmap(void *memory, size_t size, int wipe) {
     if (memory == NULL) return;
     if (wipe) argonishche_secure_wipe(memory, size);
-    munmap(memory, size); /* also unlocks */
+    argonishche_pages_unmap(memory, size); /* also unlocks */
 }
 
 /* Whole pages, and whole 2 MiB pages where huge pages are asked for. */
 static size_t mapping_size(size_t needed, int flags) {
     size_t unit = (flags & ARGONISHCHE_ARENA_HUGE_PAGES) ? huge_page
-                                                         : (size_t)sysconf(_SC_PAGESIZE);
+                                                         : argonishche_page_size();
     return (needed + unit - 1) / unit * unit;
 }
 
@@ -114,18 +116,19 @@ static void unlink_from_arena(slot *s) {
 }
 
 /* The thread ends (no hash of its own can be running): its slots' memory goes back to the OS. */
-static void thread_ended(void *value) {
+static ARGONISHCHE_TLS_DESTRUCTOR(thread_ended, value) {
     slot *next;
-    pthread_mutex_lock(&lock);
+    argonishche_mutex_lock(&lock);
     for (slot *s = value; s != NULL; s = next) {
         next = s->next_in_thread;
         unlink_from_arena(s);
         unmap(s->memory, s->size, s->dirty);
         free(s);
     }
-    pthread_mutex_unlock(&lock);
+    argonishche_mutex_unlock(&lock);
 }
 
+#if ARGONISHCHE_HAVE_FORK
 static void before_fork(void) { pthread_mutex_lock(&lock); }
 
 static void after_fork_in_parent(void) { pthread_mutex_unlock(&lock); }
@@ -151,44 +154,49 @@ static void after_fork_in_child(void) {
     claims = NULL; /* the hashes that claimed memory ran on threads the child does not have */
     pthread_mutex_unlock(&lock);
 }
+#endif /* ARGONISHCHE_HAVE_FORK: Windows has no fork */
 
 static void initialise(void) {
-    pthread_key_create(&thread_slots, thread_ended);
+    argonishche_tls_create(&thread_slots, thread_ended);
+#if ARGONISHCHE_HAVE_FORK
     pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
+#endif
 }
 
 /* ---- the arena --------------------------------------------------------------------------- */
 
 argonishche_arena *argonishche_arena_new(int flags) {
-    pthread_once(&once, initialise);
+    argonishche_call_once(&once, initialise);
     argonishche_arena *a = calloc(1, sizeof *a);
     if (a == NULL) return NULL;
     a->flags = flags;
-    pthread_mutex_lock(&lock);
+    argonishche_mutex_lock(&lock);
     a->next = arenas;
     arenas = a;
-    pthread_mutex_unlock(&lock);
+    argonishche_mutex_unlock(&lock);
     return a;
 }
 
 /* The calling thread's slot of `a`, now busy; NULL if out of memory, or if it is busy already
  * (only possible in a forked child, for a slot of a thread that is gone). */
 static slot *take_slot(argonishche_arena *a) {
-    pthread_mutex_lock(&lock);
-    slot *first = pthread_getspecific(thread_slots), *s;
+    argonishche_mutex_lock(&lock);
+    slot *first = argonishche_tls_get(thread_slots), *s;
     for (s = first; s != NULL && s->arena != a; s = s->next_in_thread) {
     }
     if (s == NULL && (s = calloc(1, sizeof *s)) != NULL) {
         s->arena = a;
+#if ARGONISHCHE_HAVE_FORK
         s->owner = pthread_self();
+#endif
         s->next_in_thread = first;
         s->next_in_arena = a->slots;
         a->slots = s;
-        pthread_setspecific(thread_slots, s);
+        argonishche_tls_set(thread_slots, s);
     }
     if (s != NULL && s->busy) s = NULL;
     if (s != NULL) s->busy = 1;
-    pthread_mutex_unlock(&lock);
+    argonishche_mutex_unlock(&lock);
     return s;
 }
 
@@ -196,14 +204,14 @@ static slot *take_slot(argonishche_arena *a) {
 static void give_back(slot *s, size_t retain, int dirty) {
     void *drop = NULL;
     size_t drop_size = 0;
-    pthread_mutex_lock(&lock);
+    argonishche_mutex_lock(&lock);
     s->dirty = dirty;
     if (s->size > retain) {
         drop = s->memory, drop_size = s->size;
         s->memory = NULL, s->size = 0;
     }
     s->busy = 0;
-    pthread_mutex_unlock(&lock);
+    argonishche_mutex_unlock(&lock);
     unmap(drop, drop_size, dirty);
 }
 
@@ -248,64 +256,64 @@ int argonishche_arena_argon2_hash(argonishche_arena *a, const void *argon2_kerne
 /* ---- memory claims (see argonishche_core.h) ------------------------------------------------ */
 
 int argonishche_claim_memory(argonishche_memory_claim *claim, const void *start, size_t len) {
-    pthread_once(&once, initialise); /* for the fork handler that clears the list */
+    argonishche_call_once(&once, initialise); /* for the fork handler that clears the list */
     claim->start = (uintptr_t)start, claim->end = (uintptr_t)start + len;
-    pthread_mutex_lock(&lock);
+    argonishche_mutex_lock(&lock);
     for (argonishche_memory_claim *c = claims; c != NULL; c = c->next) {
         if (claim->start < c->end && c->start < claim->end) {
-            pthread_mutex_unlock(&lock);
+            argonishche_mutex_unlock(&lock);
             return 0;
         }
     }
     claim->next = claims;
     claims = claim;
-    pthread_mutex_unlock(&lock);
+    argonishche_mutex_unlock(&lock);
     return 1;
 }
 
 void argonishche_release_memory(argonishche_memory_claim *claim) {
-    pthread_mutex_lock(&lock);
+    argonishche_mutex_lock(&lock);
     for (argonishche_memory_claim **p = &claims; *p != NULL; p = &(*p)->next) {
         if (*p == claim) {
             *p = claim->next;
             break;
         }
     }
-    pthread_mutex_unlock(&lock);
+    argonishche_mutex_unlock(&lock);
 }
 
 size_t argonishche_arena_trim(argonishche_arena *a) {
     size_t freed = 0;
     /* Under the lock, so no hash takes a slot half-unmapped; trims are rare and brief next to
      * the hashes they follow. */
-    pthread_mutex_lock(&lock);
+    argonishche_mutex_lock(&lock);
     for (slot *s = a->slots; s != NULL; s = s->next_in_arena) {
         if (s->busy || s->memory == NULL) continue;
         freed += s->size;
         unmap(s->memory, s->size, s->dirty);
         s->memory = NULL, s->size = 0, s->dirty = 0;
     }
-    pthread_mutex_unlock(&lock);
+    argonishche_mutex_unlock(&lock);
     return freed;
 }
 
 void *argonishche_arena_thread_memory(argonishche_arena *a, size_t *size) {
     void *memory = NULL;
     *size = 0;
-    pthread_mutex_lock(&lock);
-    for (slot *s = pthread_getspecific(thread_slots); s != NULL;
+    argonishche_mutex_lock(&lock);
+    for (slot *s = argonishche_tls_get(thread_slots); s != NULL;
          s = s->next_in_thread) {
         if (s->arena == a) memory = s->memory, *size = s->size;
     }
-    pthread_mutex_unlock(&lock);
+    argonishche_mutex_unlock(&lock);
     return memory;
 }
 
 size_t argonishche_arena_cached_bytes(argonishche_arena *a) {
     size_t total = 0;
-    pthread_mutex_lock(&lock);
+    argonishche_mutex_lock(&lock);
     for (slot *s = a->slots; s != NULL; s = s->next_in_arena)
         if (!s->orphaned) total += s->size;
-    pthread_mutex_unlock(&lock);
+    argonishche_mutex_unlock(&lock);
     return total;
 }

@@ -6,7 +6,8 @@
  * one block and BLAKE2b's F, is called through the backend's kernel table.  Lanes of one slice are
  * independent, so `threads` C threads fill them and meet at a barrier after every slice.
  */
-#include <pthread.h>
+#include "platform.h" /* first: it sets the feature macros */
+
 #include <stdlib.h>
 
 #include "argonishche_constants.h"
@@ -168,7 +169,7 @@ static inline const argonishche_block *reference_block(const argon2_instance *in
 
 static inline void prefetch_block(const argonishche_block *block) {
     for (int line = 0; line < ARGONISHCHE_BLOCK_BYTES / 64; line++)
-        __builtin_prefetch((const uint8_t *)block + 64 * line, 0, 3);
+        ARGONISHCHE_PREFETCH((const uint8_t *)block + 64 * line);
 }
 
 static void fill_segment(const argon2_instance *inst, uint32_t pass, uint32_t slice,
@@ -221,8 +222,8 @@ static void fill_segment(const argon2_instance *inst, uint32_t pass, uint32_t sl
 /* A barrier whose size is fixed only after the threads are started, so that a thread that
  * cannot be created costs speed, not correctness: its lanes go to the threads that exist. */
 typedef struct team {
-    pthread_mutex_t lock;
-    pthread_cond_t changed;
+    argonishche_mutex lock;
+    argonishche_cond changed;
     uint32_t members;      /* set when started becomes 1 */
     uint32_t arrived;
     uint32_t generation;
@@ -236,25 +237,25 @@ typedef struct worker {
 } worker;
 
 static void team_barrier(team *t) {
-    pthread_mutex_lock(&t->lock);
+    argonishche_mutex_lock(&t->lock);
     uint32_t generation = t->generation;
     if (++t->arrived == t->members) {
         t->arrived = 0;
         t->generation++;
-        pthread_cond_broadcast(&t->changed);
+        argonishche_cond_broadcast(&t->changed);
     } else {
-        while (generation == t->generation) pthread_cond_wait(&t->changed, &t->lock);
+        while (generation == t->generation) argonishche_cond_wait(&t->changed, &t->lock);
     }
-    pthread_mutex_unlock(&t->lock);
+    argonishche_mutex_unlock(&t->lock);
 }
 
-static void *work(void *arg) {
+static ARGONISHCHE_THREAD_FN(work, arg) {
     const worker *w = arg;
     team *t = w->team;
-    pthread_mutex_lock(&t->lock);
-    while (!t->started) pthread_cond_wait(&t->changed, &t->lock);
+    argonishche_mutex_lock(&t->lock);
+    while (!t->started) argonishche_cond_wait(&t->changed, &t->lock);
     uint32_t members = t->members;
-    pthread_mutex_unlock(&t->lock);
+    argonishche_mutex_unlock(&t->lock);
 
     const argon2_instance *inst = t->inst;
     for (uint32_t pass = 0; pass < inst->passes; pass++) {
@@ -264,7 +265,7 @@ static void *work(void *arg) {
             team_barrier(t);
         }
     }
-    return NULL;
+    return ARGONISHCHE_THREAD_RETURN;
 }
 
 static void fill_memory(const argon2_instance *inst, uint32_t threads) {
@@ -275,29 +276,29 @@ static void fill_memory(const argon2_instance *inst, uint32_t threads) {
                     fill_segment(inst, pass, slice, lane);
         return;
     }
-    team t = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, inst};
-    pthread_t *handles = calloc(threads, sizeof *handles);
+    team t = {ARGONISHCHE_MUTEX_INIT, ARGONISHCHE_COND_INIT, 0, 0, 0, 0, inst};
+    argonishche_thread *handles = calloc(threads, sizeof *handles);
     worker *workers = calloc(threads, sizeof *workers);
     uint32_t started = 1; /* the calling thread is member 0 */
     if (handles != NULL && workers != NULL) {
         for (uint32_t i = 1; i < threads; i++) {
             workers[started] = (worker){&t, started};
-            if (pthread_create(&handles[started], NULL, work, &workers[started]) != 0) break;
+            if (argonishche_thread_start(&handles[started], work, &workers[started]) != 0) break;
             started++;
         }
     }
     worker self = {&t, 0};
-    pthread_mutex_lock(&t.lock);
+    argonishche_mutex_lock(&t.lock);
     t.members = started;
     t.started = 1;
-    pthread_cond_broadcast(&t.changed);
-    pthread_mutex_unlock(&t.lock);
+    argonishche_cond_broadcast(&t.changed);
+    argonishche_mutex_unlock(&t.lock);
     work(&self);
-    for (uint32_t i = 1; i < started; i++) pthread_join(handles[i], NULL);
+    for (uint32_t i = 1; i < started; i++) argonishche_thread_join(handles[i]);
     free(handles);
     free(workers);
-    pthread_mutex_destroy(&t.lock);
-    pthread_cond_destroy(&t.changed);
+    argonishche_mutex_destroy(&t.lock);
+    argonishche_cond_destroy(&t.changed);
 }
 
 /* ---- Entry points -------------------------------------------------------------------------- */
@@ -346,7 +347,7 @@ int argonishche_argon2_hash(const void *argon2_kernels, const void *blake2b_kern
         if (!argonishche_claim_memory(&claim, inst.memory, memory_len))
             return ARGONISHCHE_ERR_MEMORY_IN_USE;
     } else {
-        inst.memory = aligned_alloc(64, memory_len);
+        inst.memory = argonishche_aligned_alloc(64, memory_len);
         if (inst.memory == NULL) return ARGONISHCHE_ERR_NO_MEMORY;
     }
 
@@ -374,7 +375,7 @@ int argonishche_argon2_hash(const void *argon2_kernels, const void *blake2b_kern
     argonishche_secure_wipe(final_bytes, sizeof final_bytes);
     if (r->wipe_memory) argonishche_secure_wipe(inst.memory, memory_len);
     if (r->memory == NULL)
-        free(inst.memory);
+        argonishche_aligned_free(inst.memory);
     else
         argonishche_release_memory(&claim);
     return ARGONISHCHE_OK;

@@ -7,9 +7,35 @@
  * written here: argonishche/_features.py holds that table, and argonishche/_cpu.py reads these
  * words through it, so adding a feature adds a row there and touches no C.
  */
+#include "platform.h" /* ARGONISHCHE_X86, ARGONISHCHE_MSVC_INTRINSICS */
+
 #include "argonishche_core.h"
 
-#if defined(__x86_64__) || defined(__i386__)
+#if ARGONISHCHE_X86 && ARGONISHCHE_MSVC_INTRINSICS
+#include <intrin.h>
+
+/* MSVC: the same answers through its intrinsics (mingw takes the <cpuid.h> path below, and
+ * tests/win_c runs this one too, forced, and compares the two). */
+int argonishche_cpuid(uint32_t leaf, uint32_t subleaf, uint32_t registers[4]) {
+    int r[4];
+    /* As __get_cpuid_count does: above the highest leaf of its range, CPUID would answer with
+     * another leaf's data.  (Every CPU that runs 64-bit or NT-era Windows has CPUID.) */
+    __cpuid(r, (int)(leaf & 0x80000000u));
+    if ((uint32_t)r[0] < leaf) return 0;
+    __cpuidex(r, (int)leaf, (int)subleaf);
+    for (int i = 0; i < 4; i++) registers[i] = (uint32_t)r[i];
+    return 1;
+}
+
+uint64_t argonishche_xcr0(void) {
+    int r[4];
+    /* XGETBV raises #UD unless the OS set CR4.OSXSAVE, which CPUID.1:ECX bit 27 mirrors. */
+    __cpuid(r, 1);
+    if (!((uint32_t)r[2] & (1u << 27))) return 0;
+    return (uint64_t)_xgetbv(0);
+}
+
+#elif ARGONISHCHE_X86 /* GCC and clang, mingw included */
 #include <cpuid.h>
 
 int argonishche_cpuid(uint32_t leaf, uint32_t subleaf, uint32_t registers[4]) {

@@ -3,15 +3,18 @@
  * out of swap.
  */
 #define _DEFAULT_SOURCE /* explicit_bzero in glibc's <string.h> */
+#include "platform.h"   /* first: mlock vs VirtualLock */
+
 #include <errno.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "argonishche_core.h"
 
 void argonishche_secure_wipe(void *p, size_t n) {
     if (p == NULL || n == 0) return;
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 25))
+#if defined(_WIN32)
+    SecureZeroMemory(p, n);
+#elif defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 25))
     explicit_bzero(p, n);
 #else
     /* Calling memset through a volatile pointer hides from the optimiser that the stores are
@@ -22,5 +25,5 @@ void argonishche_secure_wipe(void *p, size_t n) {
 }
 
 int argonishche_lock_memory(void *p, size_t n) {
-    return mlock(p, n) == 0 ? 0 : errno;
+    return argonishche_pages_lock(p, n);
 }

@@ -111,13 +111,21 @@ def bench_memory(point: Point = SERVER_POINT, *, peers: bool, repetitions: int, 
     return data
 
 
+def _peak_rss() -> int:
+    """The process's peak resident set in bytes; 0 where there is no ``resource`` module
+    (Windows has no getrusage), imported here so that no platform lacks the benchmark."""
+    try:
+        import resource
+    except ImportError:
+        return 0
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # ru_maxrss is in KiB
+
+
 def bench_batch(point: Point = SERVER_POINT, *, count: int = 200, workers: int = 2,
                 out: TextIO | None = None) -> dict[str, Any]:
     """hash_many on *workers* threads against the same hashes one after another on one thread,
     alternated three times; and the peak RSS of the process afterwards."""
     out = sys.stdout if out is None else out
-    import resource
-
     from .._batch import hash_many
 
     passwords = [f"password {i}" for i in range(count)]
@@ -131,7 +139,7 @@ def bench_batch(point: Point = SERVER_POINT, *, count: int = 200, workers: int =
         started = time.perf_counter()
         hash_many(passwords, workers=workers, **point.costs)
         batch.append((time.perf_counter() - started) / count)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    peak = _peak_rss()
     text, data = batch_report(point, count=count, workers=workers, serial=serial, batch=batch,
                               peak=peak)
     print(text, file=out)
