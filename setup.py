@@ -14,17 +14,19 @@ from setuptools import find_packages, setup
 #: The wheel's Python tag: the oldest CPython the one abi3 wheel installs on.
 LIMITED_API = "cp311"
 
+# The backends to build are those of the target architecture: build_backends.py decides (from
+# backends/table.py), and is loaded here to name its builders.
 _spec = importlib.util.spec_from_file_location(
-    "argonishche_backends_table", os.path.join(os.path.dirname(__file__) or ".", "backends",
-                                               "table.py"))
-_table = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_table)
+    "argonishche_build_backends", os.path.join(os.path.dirname(__file__) or ".", "core",
+                                               "build_backends.py"))
+_backends = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_backends)
 
 setup(
     cffi_modules=[
         "core/build_core.py:ffibuilder",
         "core/build_bench.py:ffibuilder",
-        *(f"core/build_backends.py:{row.name}" for row in _table.BUILTIN_BACKENDS),
+        *(f"core/build_backends.py:{row.name}" for row in _backends.BUILT),
     ],
     # Every package under core/ (argonishche and its subpackages, found, so a new subpackage
     # cannot be left out of the wheel) and backends/ as argonishche_backends; package-dir in

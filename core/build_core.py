@@ -7,6 +7,7 @@ every typedef, every integer ``#define`` and every function marked ``ARGONISHCHE
 
 import os
 import re
+import sys
 
 from cffi import FFI
 
@@ -74,11 +75,13 @@ ffibuilder.set_source(
     "argonishche._core",
     '#include "argonishche_core.h"',
     sources=[os.path.join(CSRC, name) for name in
-             ("arena.c", "argon2.c", "blake2b.c", "cpu_features.c", "memory.c")],
+             ("arena.c", "argon2.c", "blake2b.c", "cpu_features.c", "cpu_features_arm.c",
+              "memory.c")],
     include_dirs=[CSRC, INCLUDE],
-    # Optimisation only: the core must import on any x86-64 CPU, so no ISA flags here.
+    # Optimisation only: the core must import on any CPU of its architecture, so no ISA flags here.
     extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra"],
-    libraries=["pthread"],
+    # Windows threads come with the C runtime (core/csrc/platform.h); POSIX links pthreads.
+    libraries=[] if sys.platform == "win32" else ["pthread"],
 )
 
 if __name__ == "__main__":

@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import importlib.util
 import pathlib
+import os
 import re
+import shutil
 import subprocess
 import sys
+
+import pytest
 
 from argonishche import _core
 
@@ -74,14 +78,91 @@ def test_generated_cdef_is_what_the_module_was_built_from():
     assert "ARGONISHCHE_API" not in cdef and "#ifndef" not in cdef
 
 
-def test_the_build_has_no_compiler_warnings(tmp_path):
-    # The same build setuptools runs for a wheel (setup.py's cffi_modules), into tmp_path.
-    out = subprocess.run([sys.executable, "setup.py", "build_ext", "--force",
-                          "--build-lib", str(tmp_path / "lib"),
-                          "--build-temp", str(tmp_path / "temp")],
-                         cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert out.returncode == 0, out.stderr[-3000:]
-    log = out.stdout + out.stderr
-    compiled = re.findall(r"^\S*(?:gcc|cc|clang)\b.* -c (\S+\.c)", log, re.M)
-    assert len(compiled) >= 7, log[-3000:]  # the core's sources and every backend's
+#: The C compilers the build must be warning-free with: gcc always (the default on Linux), clang
+#: where it is on PATH.  ``ARGONISHCHE_REQUIRE_CLANG=1`` (``tox -e clang``) turns a missing clang
+#: into a failure, so that env cannot pass by skipping what it is for.
+COMPILERS = ("gcc", "clang")
+REQUIRE_CLANG = os.environ.get("ARGONISHCHE_REQUIRE_CLANG", "").strip() not in ("", "0")
+#: ``ARGONISHCHE_EXPECT_COMPILER=clang``: the installed compiled modules must be that compiler's
+#: (``tox -e clang`` builds its wheel with CC=clang; without this check it could pass on gcc's).
+EXPECT_COMPILER = os.environ.get("ARGONISHCHE_EXPECT_COMPILER", "").strip()
+#: What each compiler writes to an object's .comment section (the linker keeps them all).
+COMMENT_MARK = {"gcc": "GCC: (", "clang": "clang version"}
+PLUGIN = ROOT / "plugins" / "argonishche-avx512"
+
+
+def compiler(name: str) -> str:
+    """*name* if it is on PATH; else a skip, or a failure where it is required."""
+    if shutil.which(name) is None:
+        if name == "gcc" or (name == "clang" and REQUIRE_CLANG):
+            pytest.fail(f"{name} is not on PATH and this run requires it")
+        pytest.skip(f"{name} is not on PATH")
+    return name
+
+
+def comment_section(path: pathlib.Path) -> str:
+    """The .comment section of an ELF file: one line per compiler that made one of its objects."""
+    readelf = shutil.which("readelf")
+    assert readelf, "readelf (binutils, installed with gcc) is needed to read .comment"
+    return subprocess.run([readelf, "-p", ".comment", str(path)], capture_output=True,
+                          text=True, check=True).stdout
+
+
+def build_ext(source: pathlib.Path, out: pathlib.Path, cc: str) -> str:
+    """setup.py build_ext in *source* with CC=*cc* (setuptools then links with it too), into
+    *out*: the same build setuptools runs for a wheel (setup.py's cffi_modules).  Its log."""
+    env = {**os.environ, "CC": cc}
+    env.pop("LDSHARED", None)  # derived from CC, so the linker is the same compiler
+    run = subprocess.run([sys.executable, "setup.py", "build_ext", "--force",
+                          "--build-lib", str(out / "lib"), "--build-temp", str(out / "temp")],
+                         cwd=source, env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    return run.stdout + run.stderr
+
+
+def assert_compiled_cleanly_by(cc: str, log: str, sources: int) -> None:
+    compiles = re.findall(r"^(\S+) .* -c (\S+\.c)\b", log, re.M)
+    assert len(compiles) >= sources, log[-3000:]
+    assert {pathlib.Path(program).name for program, _ in compiles} == {cc}, log[-3000:]
+    links = re.findall(r"^(\S+) -shared ", log, re.M)
+    assert links and {pathlib.Path(program).name for program in links} == {cc}, log[-3000:]
     assert "warning:" not in log, log[-5000:]
+
+
+@pytest.mark.parametrize("name", COMPILERS)
+def test_the_build_has_no_compiler_warnings(name, tmp_path):
+    cc = compiler(name)
+    log = build_ext(ROOT, tmp_path, cc)
+    # The core's sources, cffi's wrappers and every backend's kernel file, all by *cc*.
+    assert_compiled_cleanly_by(cc, log, sources=7)
+    assert COMMENT_MARK[name] in comment_section(tmp_path / "lib" / "argonishche" /
+                                                 "_core.abi3.so")
+
+
+@pytest.mark.parametrize("name", COMPILERS)
+def test_the_avx512_plugin_builds_without_warnings(name, tmp_path):
+    # Its build script imports argonishche.build: the installed argonishche's.
+    cc = compiler(name)
+    log = build_ext(PLUGIN, tmp_path, cc)
+    assert_compiled_cleanly_by(cc, log, sources=2)  # src/avx512.c and cffi's wrapper
+    assert COMMENT_MARK[name] in comment_section(tmp_path / "lib" / "argonishche_avx512" /
+                                                 "_kernels.abi3.so")
+
+
+def installed_compiled_modules() -> list[pathlib.Path]:
+    """The compiled modules of argonishche, its backends and the avx512 plugin if installed."""
+    packages = ["argonishche", "argonishche_backends", "argonishche_avx512"]
+    specs = [spec for spec in map(importlib.util.find_spec, packages) if spec is not None]
+    found = [path for spec in specs for path in pathlib.Path(spec.origin).parent.rglob("*.so")]
+    assert len(found) >= 7, found  # _core, _bench._clock and every built-in backend's
+    return sorted(found)
+
+
+@pytest.mark.skipif(not EXPECT_COMPILER, reason="ARGONISHCHE_EXPECT_COMPILER is not set")
+def test_the_installed_modules_were_built_by_the_expected_compiler():
+    assert EXPECT_COMPILER in COMMENT_MARK, f"ARGONISHCHE_EXPECT_COMPILER={EXPECT_COMPILER!r}"
+    for path in installed_compiled_modules():
+        comment = comment_section(path)
+        assert COMMENT_MARK[EXPECT_COMPILER] in comment, (path, comment)
+        if EXPECT_COMPILER == "gcc":  # gcc's mark is in clang's modules too (its crt*.o files)
+            assert COMMENT_MARK["clang"] not in comment, (path, comment)

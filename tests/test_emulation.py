@@ -8,6 +8,8 @@ expect through the environment:
 - ``ARGONISHCHE_EXPECT_CPU_FEATURES``: exactly the features the probe must see, proving that the
   emulator is really in effect (a runner that silently ran natively would see more).
 - ``ARGONISHCHE_REQUIRE_BACKENDS``: the backends that must be usable.
+- ``ARGONISHCHE_EXPECT_MACHINE``: the architecture this interpreter must run on (``emu-aarch64*``:
+  ``aarch64``), so that an env which silently ran natively fails.
 
 What only such an env can show (a backend above the CPU, a required backend) is a skip natively
 whose reason names the variable that enables it.
@@ -49,6 +51,18 @@ def test_the_expected_backend_is_the_one_running():
                                           memory_cost=64, parallelism=1, backend="ref")
 
 
+def test_the_interpreter_runs_on_the_expected_architecture():
+    expected = os.environ.get("ARGONISHCHE_EXPECT_MACHINE")
+    if not expected:
+        pytest.skip("ARGONISHCHE_EXPECT_MACHINE is not set: any architecture will do")
+    assert platform.machine() == expected
+    assert _cpu._machine() == expected
+    # ... and the child interpreters the tests start run there too (emulated, not native).
+    out = run_python("import platform; print(platform.machine())")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == expected
+
+
 def test_the_probe_sees_the_cpu_that_runs_us():
     expected = os.environ.get("ARGONISHCHE_EXPECT_CPU_FEATURES")
     probed = _cpu.probed_features()
@@ -57,11 +71,15 @@ def test_the_probe_sees_the_cpu_that_runs_us():
         return
     if platform.machine().lower() in ("x86_64", "amd64"):
         assert "sse2" in probed  # part of x86-64 itself: an empty probe would pass the check below
+    if platform.machine().lower() == "aarch64":
+        assert "asimd" in probed  # in every ARMv8-A CPU Linux runs on
     # Natively: never more than the kernel reports for this machine (an emulator would be
     # caught above; here /proc/cpuinfo and the probe describe the same CPU).
     try:
         with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
-            flags = next(line for line in f if line.startswith("flags")).split(":")[1].split()
+            # x86: "flags : ...", aarch64: "Features : ..."
+            flags = next(line for line in f if line.startswith(("flags", "Features"))
+                         ).split(":")[1].split()
     except (OSError, StopIteration):
         pytest.skip("no /proc/cpuinfo flags to compare the probe with")
     assert probed <= set(flags)
@@ -85,8 +103,9 @@ def test_backends_above_the_cpu_are_unsupported_not_broken():
 
 
 def test_every_compiled_module_imports_safely_and_exports_its_table():
-    """Importing a backend module and asking for its table must be safe on any x86-64 CPU,
-    including modules whose kernels this CPU cannot run (only the kernels carry the ISA)."""
+    """Importing a backend module and asking for its table must be safe on any CPU of its
+    architecture, including modules whose kernels this CPU cannot run (only the kernels carry
+    the ISA): on emu-aarch64nosha3, neon_sha3's module is imported on a CPU without SHA3."""
     reg = _registry.get()
     modules = {e.backend.kernel_module for e in reg.entries.values() if e.backend is not None}
     assert modules, "no backend registered"

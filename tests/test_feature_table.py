@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import pathlib
+import platform
 import re
 
 import pytest
@@ -16,6 +17,7 @@ from support import REF_SOURCE, FakeEntryPoint, compiled_backend, make_registry
 from support import plugin_registering
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+MACHINE = _features.arch_of(platform.machine())
 KERNEL_SOURCES = sorted([*ROOT.glob("backends/*.c"), *ROOT.glob("backends/*.h"),
                          *ROOT.glob("plugins/*/src/*.c")])
 
@@ -25,12 +27,47 @@ def test_every_row_is_consistent():
     assert len(_features.BY_COMPILER_TARGET) == len(_features.FEATURES)
     for feature in _features.FEATURES:
         assert set(feature.implies) <= set(_features.NAMES), feature
-        assert feature.cpuid.register in ("eax", "ebx", "ecx", "edx")
-        assert 0 <= feature.cpuid.bit < 32
+        assert feature.arch in _features.ARCHES, feature
+        # One probe kind per architecture, and what it builds on is of the same architecture.
+        assert {_features.BY_NAME[base].arch for base in feature.implies} <= {feature.arch}
+        # One comma-separated term: the build joins the terms of several features with commas.
+        assert feature.compiler_target and "," not in feature.compiler_target, feature
+        if feature.arch == _features.X86_64:
+            assert isinstance(feature.probe, _features.Cpuid), feature
+            assert feature.probe.register in ("eax", "ebx", "ecx", "edx")
+            assert 0 <= feature.probe.bit < 32
+        else:
+            assert isinstance(feature.probe, _features.Hwcap), feature
+            assert feature.probe.word in (1, 2) and 0 <= feature.probe.bit < 64
+            assert feature.probe.sysctl.startswith("hw.optional."), feature
+            assert feature.xcr0 == 0, feature
         # A feature needs at least the OS state of what it builds on.
         for base in feature.implies:
             assert feature.xcr0 & _features.BY_NAME[base].xcr0 == _features.BY_NAME[base].xcr0
     assert hookspecs.CPU_FEATURE_NAMES == _features.NAMES
+
+
+def test_aarch64_rows_are_linux_hwcap_bits():
+    # arch/arm64/include/uapi/asm/hwcap.h: HWCAP_ASIMD (1 << 1), HWCAP_SHA3 (1 << 17).
+    assert _features.BY_NAME["asimd"].probe[:2] == (1, 1)
+    assert _features.BY_NAME["sha3"].probe[:2] == (1, 17)
+    assert _features.closure({"sha3"}) == {"asimd", "sha3"}
+
+
+@pytest.mark.parametrize("machine, arch", [
+    ("x86_64", "x86_64"), ("AMD64", "x86_64"), ("aarch64", "aarch64"), ("arm64", "aarch64"),
+    ("ARM64", "aarch64"), ("riscv64", "riscv64")])
+def test_machine_names_map_to_table_arches(machine, arch):
+    assert _features.arch_of(machine) == arch
+
+
+@pytest.mark.parametrize("platform_tag, arch", [
+    ("linux-x86_64", "x86_64"), ("linux-aarch64", "aarch64"), ("macosx-11.0-arm64", "aarch64"),
+    ("macosx-10.9-x86_64", "x86_64"), ("win-amd64", "x86_64"), ("win-arm64", "aarch64"),
+    ("win32", "x86"), ("linux-i686", "i686"), ("linux-riscv64", "riscv64"),
+    ("macosx-10.9-universal2", "universal2")])
+def test_build_platforms_map_to_table_arches(platform_tag, arch):
+    assert _features.arch_of_platform(platform_tag) == arch
 
 
 def test_compiler_target_round_trips_through_the_table():
@@ -42,6 +79,22 @@ def test_compiler_target_round_trips_through_the_table():
         _features.from_compiler_target("avx2,fma")
     with pytest.raises(ValueError, match="unknown CPU features"):
         kernel_target({"avx3"})
+    # aarch64: GCC 12 compiles arm_neon.h's SHA3 intrinsics only for armv8.2-a+sha3 or more.
+    assert kernel_target({"sha3", "asimd"}) == "+simd,arch=armv8.2-a+sha3"
+    assert _features.from_compiler_target("arch=armv8.2-a+sha3") == {"asimd", "sha3"}
+    with pytest.raises(ValueError, match="different architectures"):
+        kernel_target({"sse2", "asimd"})
+
+
+def test_a_backend_is_built_only_for_its_own_architecture(monkeypatch):
+    from argonishche import build
+    monkeypatch.setattr(build, "target_arch", lambda: "aarch64")
+    build.backend_ffibuilder("m._neon", ["neon.c"], cpu_features={"asimd"})
+    with pytest.raises(ValueError, match="sse2 are x86_64 features, and this build is for "
+                                         "aarch64"):
+        build.backend_ffibuilder("m._sse2", ["sse2.c"], cpu_features={"sse2"})
+    monkeypatch.setattr(build, "target_arch", lambda: "riscv64")
+    build.backend_ffibuilder("m._ref", ["ref.c"])  # a portable one builds anywhere
 
 
 def test_kernel_files_take_their_target_only_from_the_build():
@@ -63,14 +116,26 @@ def test_each_loaded_module_was_compiled_for_exactly_its_declared_features(name)
     assert _backend_checks.compiled_for(table) == kernel_target(entry.backend.cpu_features)
 
 
+# Per architecture: (compiled for, declared, what the refusal says).
+OVERREACH = {
+    "x86_64": ({"avx", "avx2"}, {"sse2"},
+               "compiled for 'avx,avx2', which uses avx, avx2, sse4_1, ssse3 beyond"),
+    "aarch64": ({"asimd", "sha3"}, {"asimd"},
+                "compiled for '+simd,arch=armv8.2-a+sha3', which uses sha3 beyond"),
+}
+
+
 @pytest.fixture(scope="module")
 def overreaching_kernels(tmp_path_factory):
-    """A real module compiled, with the plugin authors' helper, for AVX2 (it records that),
-    under a descriptor that declares only SSE2."""
+    """A real module compiled, with the plugin authors' helper, for AVX2 (aarch64: SHA3; it
+    records that), under a descriptor that declares only SSE2 (ASIMD)."""
+    if MACHINE not in OVERREACH:
+        pytest.skip(f"no CPU features to compile for on {MACHINE}")
+    compiled_for, declared, _ = OVERREACH[MACHINE]
     with compiled_backend(tmp_path_factory.mktemp("overreaching"), "overreaching_kernels_mod",
                           REF_SOURCE.read_text(), name="overreach",
                           description="declares less than it uses",
-                          cpu_features={"avx", "avx2"}, declared={"sse2"}) as backend:
+                          cpu_features=compiled_for, declared=declared) as backend:
         yield backend
 
 
@@ -80,16 +145,17 @@ def test_a_module_compiled_for_more_than_its_descriptor_declares_is_refused(
         reg = make_registry(FakeEntryPoint("overreach", plugin_registering(overreaching_kernels)))
     record = {b.name: b for b in reg.report()}["overreach"]
     assert record.state == "load-failed"
-    assert "compiled for 'avx,avx2', which uses avx, avx2, sse4_1, ssse3 beyond" in record.reason
+    assert OVERREACH[MACHINE][2] in record.reason
     assert reg.selected_name("argon2") != "overreach"
 
 
 def test_the_same_module_is_accepted_when_its_descriptor_is_honest(overreaching_kernels):
-    honest = dataclasses.replace(overreaching_kernels, cpu_features=frozenset({"avx", "avx2"}))
+    honest = dataclasses.replace(overreaching_kernels,
+                                 cpu_features=frozenset(OVERREACH[MACHINE][0]))
     reg = make_registry(FakeEntryPoint("overreach", plugin_registering(honest)))
     record = {b.name: b for b in reg.report()}["overreach"]
     if record.state == "unsupported-cpu":
-        pytest.skip(f"this CPU cannot run AVX2: {record.reason}")
+        pytest.skip(f"this CPU cannot run {sorted(honest.cpu_features)}: {record.reason}")
     assert record.state == "selected"
 
 

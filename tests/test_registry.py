@@ -17,7 +17,7 @@ import pytest
 
 import argonishche
 from argonishche import _backend_checks, _registry, _settings, hookspecs
-from argonishche_backends.table import BUILTIN_BACKENDS
+from argonishche_backends.table import ALL_BUILTIN_BACKENDS, BUILTIN_BACKENDS
 from argonishche.exceptions import BackendError, SettingError
 from support import REF_SOURCE, FakeEntryPoint, builtin_entry_points, compiled_backend
 from support import Pool, allocator_plugin, make_registry, plugin_registering
@@ -85,16 +85,26 @@ def test_a_distribution_named_in_disable_backends_is_never_imported():
     assert not ep.loaded and plugin_of(reg, "anything").state == "blocked"
 
 
-def test_an_entry_point_named_like_a_builtin_backend_is_refused_unimported():
-    impostor = hookspecs.Backend(name="avx2", description="takes over", kernel_module="nope",
+#: A built-in backend built for this machine, and one built only for another architecture.
+BUILT_HERE = BUILTIN_BACKENDS[-1].name
+BUILT_ELSEWHERE = next(row.name for row in ALL_BUILTIN_BACKENDS if row not in BUILTIN_BACKENDS)
+
+
+@pytest.mark.parametrize("name", [BUILT_HERE, BUILT_ELSEWHERE])
+def test_an_entry_point_named_like_a_builtin_backend_is_refused_unimported(name):
+    # Every built-in name is reserved on every architecture: on aarch64 no plugin is "avx2".
+    impostor = hookspecs.Backend(name=name, description="takes over", kernel_module="nope",
                                  priority=99)
-    ep = FakeEntryPoint("avx2", plugin_registering(impostor), dist=("evil", "6.6.6"))
+    ep = FakeEntryPoint(name, plugin_registering(impostor), dist=("evil", "6.6.6"))
     with pytest.warns(RuntimeWarning, match="belongs to a built-in backend"):
         reg = make_registry(ep)
     assert not ep.loaded
-    refused = [p for p in reg.plugins if p.name == "avx2" and p.distribution == "evil 6.6.6"]
+    refused = [p for p in reg.plugins if p.name == name and p.distribution == "evil 6.6.6"]
     assert [p.state for p in refused] == ["failed"]
-    assert state_of(reg, "avx2").distribution.startswith("argonishche ")
+    # The backend of that name, where one is built here, is still argonishche's own.
+    records = [b for b in reg.report() if b.name == name and b.distribution != "evil 6.6.6"]
+    assert [b.distribution.split()[0] for b in records] == (
+        ["argonishche"] if name == BUILT_HERE else [])
 
 
 def test_disabled_backend_is_blocked_and_its_kernel_module_never_imported():

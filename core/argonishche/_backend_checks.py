@@ -50,7 +50,7 @@ def check(entry: BackendEntry) -> None:
     missing = backend.cpu_features - _cpu.features()
     if missing:
         entry.state = UNSUPPORTED_CPU
-        entry.reason = f"this CPU lacks {', '.join(sorted(missing))}"
+        entry.reason = unsupported_reason(missing)
         return
     try:
         entry.module = importlib.import_module(backend.kernel_module)
@@ -71,6 +71,15 @@ def check(entry: BackendEntry) -> None:
         return
     entry.validation = "self-test"
     entry.table = table
+
+
+def unsupported_reason(missing: frozenset[str]) -> str:
+    """Why a backend needing the *missing* features cannot run here."""
+    reason = f"this CPU lacks {', '.join(sorted(missing))}"
+    foreign = sorted({_features.BY_NAME[name].arch for name in missing} - {_cpu._machine()})
+    if foreign:  # another architecture's features: no CPU of this one has them
+        reason += f" ({', '.join(foreign)} features; this machine is {_cpu._machine()})"
+    return reason
 
 
 def certify(entry: BackendEntry, reference: CData | None) -> None:

@@ -119,14 +119,14 @@ def discover(settings: Settings, entry_points: Iterable[Any]) -> Discovered:
     manager = found.manager
     own = f"{BUILTIN_DISTRIBUTION} {__version__}"
     _collect(manager, found, BUILTIN_ALLOCATORS, own, _allocators.plugin, settings)
-    builtin_names = _register_builtin_backends(manager, found, own, settings)
+    builtin_names, reserved_names = _register_builtin_backends(manager, found, own, settings)
     disabled = {_normalized(name) for name in settings.disabled_backends}
     entry_points = sorted(entry_points, key=lambda ep: ep.name)
     third_party = [ep for ep in entry_points
                    if _normalized(getattr(ep.dist, "name", "")) != BUILTIN_DISTRIBUTION]
     for ep in third_party:
         dist = distribution_label(ep)
-        if ep.name.lower() in builtin_names:
+        if ep.name.lower() in reserved_names:
             _fail(found, ep.name, dist, f"not loaded: the name {ep.name!r} belongs to a built-in "
                                         f"backend of {BUILTIN_DISTRIBUTION}, which a plugin may "
                                         f"not replace")
@@ -178,21 +178,24 @@ def load_deferred(found: Discovered, settings: Settings) -> list[BackendEntry]:
 
 
 def _register_builtin_backends(manager: pluggy.PluginManager, found: Discovered, own: str,
-                               settings: Settings) -> set[str]:
-    """Register argonishche's own backends before any other plugin; their names."""
+                               settings: Settings) -> tuple[set[str], set[str]]:
+    """Register argonishche's own backends before any other plugin: (the names of those built
+    for this machine, the names of every built-in backend of any architecture).  The second
+    are reserved everywhere: on aarch64 no plugin may call itself ``avx2`` either."""
     try:
         # Installed from backends/ (package-dir): mypy run on the source tree does not find it.
         import argonishche_backends  # type: ignore[import-not-found, unused-ignore]
         from argonishche_backends.table import (  # type: ignore[import-not-found, unused-ignore]
+            ALL_BUILTIN_BACKENDS,
             BUILTIN_BACKENDS,
         )
     except Exception as exc:  # noqa: BLE001 - a broken install still gets a clear report
         _fail(found, "argonishche_backends", own, f"built-in backends failed to load: {exc!r}")
-        return set()
+        return set(), set()
     for row in BUILTIN_BACKENDS:
         _collect(manager, found, row.name, own, getattr(argonishche_backends, row.name),
                  settings)
-    return {row.name for row in BUILTIN_BACKENDS}
+    return {row.name for row in BUILTIN_BACKENDS}, {row.name for row in ALL_BUILTIN_BACKENDS}
 
 
 def _collect(manager: pluggy.PluginManager, found: Discovered, plugin_name: str, dist: str,

@@ -20,6 +20,8 @@ def collect(*, cpuinfo: bool = True) -> dict[str, Any]:
     report: dict[str, Any] = {
         "python": sys.version.split()[0],
         "platform": platform.platform(),
+        "arch": _cpu._machine(),
+        "built_here": _built_here(),
         "cpu": {"probed": sorted(_cpu.probed_features())},
         "settings": {},
         "backends": [],
@@ -74,13 +76,33 @@ def collect(*, cpuinfo: bool = True) -> dict[str, Any]:
     return report
 
 
+def _built_here() -> list[str]:
+    """The built-in backends compiled for this machine's architecture (None: not installed)."""
+    try:
+        # Installed from backends/ (package-dir): mypy run on the source tree does not find it.
+        from argonishche_backends.table import (  # type: ignore[import-not-found, unused-ignore]
+            BUILTIN_BACKENDS,
+        )
+    except Exception:  # noqa: BLE001 - the backends section reports the failure
+        return []
+    return [row.name for row in BUILTIN_BACKENDS]
+
+
 def render(report: dict[str, Any]) -> str:
     """The human-readable form of :func:`collect`'s report."""
     cpu_report = report["cpu"]
     lines = [f"argonishche on Python {report['python']}, {report['platform']}"]
     if "brand" in cpu_report:
         lines.append(f"CPU: {cpu_report['brand']}")
-    lines.append(f"CPU features (CPUID/XGETBV in-process): {' '.join(cpu_report['probed'])}")
+    built = report.get("built_here") or []
+    if built == ["ref"]:
+        lines.append(f"Built-in backends for {report['arch']}: ref (only ref is built here: "
+                     f"argonishche has no vector kernels for {report['arch']})")
+    else:
+        lines.append(f"Built-in backends for {report['arch']}: {', '.join(built) or 'none'}")
+    source = {"x86_64": "CPUID/XGETBV in-process", "aarch64": "HWCAP/sysctl in-process"}.get(
+        report["arch"], f"no probe for {report['arch']}")
+    lines.append(f"CPU features ({source}): {' '.join(cpu_report['probed'])}")
     if cpu_report.get("disabled_by_env"):
         lines.append("  hidden by ARGONISHCHE_DISABLE_CPU_FEATURES: "
                      + " ".join(cpu_report["disabled_by_env"]))

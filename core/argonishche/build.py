@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+import sysconfig
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
@@ -55,10 +56,23 @@ def get_include() -> str:
     return INCLUDE_DIR
 
 
+def target_arch() -> str:
+    """The architecture being built for: ``"x86_64"``, ``"aarch64"``, or another name.
+
+    The build's, not the machine's: ``sysconfig.get_platform()`` of the interpreter running the
+    build, which is also what names the wheel, and which cross-build tools set through
+    ``_PYTHON_HOST_PLATFORM`` (crossenv, cibuildwheel's macOS arm64 builds).  An emulated
+    interpreter (QEMU user mode) reports its own architecture, so it builds for that.
+    """
+    arch: str = _feature_table().arch_of_platform(sysconfig.get_platform())
+    return arch
+
+
 def kernel_target(cpu_features: Collection[str]) -> str:
     """The compiler target string for *cpu_features*, e.g. ``"sse2,ssse3"``.
 
-    :raises ValueError: a name that is not in the CPU-feature table.
+    :raises ValueError: a name that is not in the CPU-feature table, or features of two
+        architectures.
     """
     table = _feature_table()  # argonishche._features
     names: tuple[str, ...] = table.NAMES
@@ -66,7 +80,19 @@ def kernel_target(cpu_features: Collection[str]) -> str:
     if unknown:
         raise ValueError(f"unknown CPU features {sorted(unknown)}; known: "
                          f"{', '.join(names)}")
+    arches = sorted({table.BY_NAME[name].arch for name in cpu_features})
+    if len(arches) > 1:
+        raise ValueError(f"CPU features {sorted(cpu_features)} belong to different "
+                         f"architectures ({', '.join(arches)}): no one kernel can use them all")
     target: str = table.compiler_target(frozenset(cpu_features))
+    return target
+
+
+def kernel_target_clang(cpu_features: Collection[str]) -> str:
+    """clang's target string for *cpu_features* (the same as :func:`kernel_target`'s on x86-64;
+    ``"neon,sha3"`` where GCC's is ``"+simd,arch=armv8.2-a+sha3"``)."""
+    kernel_target(cpu_features)  # the same checks
+    target: str = _feature_table().clang_compiler_target(frozenset(cpu_features))
     return target
 
 
@@ -82,8 +108,16 @@ def backend_ffibuilder(module_name: str, sources: Sequence[str],
         module's kernel table records it, so that the registry can refuse a module compiled for
         more than its descriptor declares.  Empty: the architecture's baseline.
     :param include_dirs: extra include directories; the kernel contract's is always added.
+    :raises ValueError: *cpu_features* are not all in the CPU-feature table, or belong to
+        another architecture than the one being built for (:func:`target_arch`).
     """
     target = kernel_target(cpu_features)
+    table = _feature_table()
+    foreign = sorted(name for name in cpu_features if table.BY_NAME[name].arch != target_arch())
+    if foreign:
+        raise ValueError(f"{module_name}: CPU features {', '.join(foreign)} are "
+                         f"{table.BY_NAME[foreign[0]].arch} features, and this build is for "
+                         f"{target_arch()}: build the module only for its architecture")
     ffibuilder = FFI()
     ffibuilder.cdef(BACKEND_CDEF)
     ffibuilder.set_source(
@@ -91,7 +125,11 @@ def backend_ffibuilder(module_name: str, sources: Sequence[str],
         '#include "argonishche_kernel.h"',
         sources=list(sources),
         include_dirs=[INCLUDE_DIR, *include_dirs],
-        define_macros=[("ARGONISHCHE_KERNEL_TARGET", f'"{target}"')] if target else [],
+        # Both compilers' spellings; argonishche_target.h picks one, and the kernel table
+        # records GCC's (the table's names) whichever compiled it.
+        define_macros=[("ARGONISHCHE_KERNEL_TARGET", f'"{target}"'),
+                       ("ARGONISHCHE_KERNEL_TARGET_CLANG",
+                        f'"{kernel_target_clang(cpu_features)}"')] if target else [],
         extra_compile_args=list(COMPILE_ARGS),
     )
     return ffibuilder

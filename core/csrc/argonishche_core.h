@@ -160,4 +160,11 @@ int argonishche_cpuid(uint32_t leaf, uint32_t subleaf, uint32_t registers[4]);
 ARGONISHCHE_API
 uint64_t argonishche_xcr0(void);
 
+/* aarch64 (cpu_features_arm.c): Linux's AT_HWCAP (word 1) or AT_HWCAP2 (word 2) for this
+ * process, and macOS's integer sysctl `name` as 0 or 1; 0 wherever they do not exist. */
+ARGONISHCHE_API
+uint64_t argonishche_hwcap(int word);
+ARGONISHCHE_API
+int argonishche_sysctl_flag(const char *name);
+
 #endif /* ARGONISHCHE_CORE_H */

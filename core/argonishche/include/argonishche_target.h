@@ -2,7 +2,8 @@
  * argonishche_target.h - compile a kernel file's kernels, and only them, for one instruction set.
  *
  * The instruction set is not chosen in the C file: the build passes ARGONISHCHE_KERNEL_TARGET,
- * made from the backend's cpu_features (argonishche.build.backend_ffibuilder), e.g. "sse2,ssse3".
+ * made from the backend's cpu_features (argonishche.build.backend_ffibuilder), e.g. "sse2,ssse3",
+ * and ARGONISHCHE_KERNEL_TARGET_CLANG, clang's spelling of the same (they differ on aarch64).
  * A kernel file includes its intrinsics headers, then wraps its kernels:
  *
  *     #include <tmmintrin.h>
@@ -32,9 +33,14 @@
 #define ARGONISHCHE_PRAGMA(text) ARGONISHCHE_PRAGMA_(text)
 
 #if defined(__clang__)
+/* clang's names differ from GCC's on aarch64 ("neon,sha3" for "+simd,arch=armv8.2-a+sha3"); the
+ * build passes both, from the CPU-feature table. */
+#ifndef ARGONISHCHE_KERNEL_TARGET_CLANG
+#define ARGONISHCHE_KERNEL_TARGET_CLANG ARGONISHCHE_KERNEL_TARGET
+#endif
 #define ARGONISHCHE_TARGET_BEGIN                                                             \
-    ARGONISHCHE_PRAGMA(clang attribute push(__attribute__((target(ARGONISHCHE_KERNEL_TARGET))), \
-                                            apply_to = function))
+    ARGONISHCHE_PRAGMA(clang attribute push(                                                 \
+        __attribute__((target(ARGONISHCHE_KERNEL_TARGET_CLANG))), apply_to = function))
 #define ARGONISHCHE_TARGET_END ARGONISHCHE_PRAGMA(clang attribute pop)
 #elif defined(__GNUC__)
 #define ARGONISHCHE_TARGET_BEGIN                                                             \
