@@ -118,6 +118,10 @@ def test_import_and_hash_without_any_posix_only_module():
         for name in {POSIX_MMAP_NAMES!r}:
             if hasattr(mmap, name):
                 delattr(mmap, name)
+        # Windows' platform.machine() answers without os.uname; here it needs uname once, so
+        # ask it first (it caches the answer) for the fallback in argonishche._cpu to use.
+        import platform
+        platform.machine()
         del os.register_at_fork, os.uname
         import argonishche
         from argonishche.vectors import ARGON2_VECTORS
