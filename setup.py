@@ -9,7 +9,7 @@ tests/test_packaging.py checks the tag, the file names and the symbols the modul
 import importlib.util
 import os
 
-from setuptools import find_packages, setup
+from setuptools import Extension, find_packages, setup
 
 #: The wheel's Python tag: the oldest CPython the one abi3 wheel installs on.
 LIMITED_API = "cp311"
@@ -23,6 +23,13 @@ _backends = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_backends)
 
 setup(
+    # The blake2b type (core/ext/blake2b_type.c): a plain CPython extension, not cffi, for its
+    # boundary cost; limited API of 3.11 like the cffi modules.
+    ext_modules=[Extension(
+        "argonishche._blake2b_type", sources=["core/ext/blake2b_type.c"],
+        include_dirs=["core/csrc", "core/argonishche/include"], py_limited_api=True,
+        define_macros=[("Py_LIMITED_API", "0x030B0000")],
+        extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra"])],
     cffi_modules=[
         "core/build_core.py:ffibuilder",
         "core/build_bench.py:ffibuilder",

@@ -178,6 +178,9 @@ class Registry:
         ) for e in sorted(self.entries.values(), key=lambda e: (-e.backend.priority, e.name))]
 
 
+# The C blake2b type (core/ext/blake2b_type.c) reads _instance and its ``tables`` dict by name
+# on every construction, to reuse the table it last resolved while the selection is unchanged:
+# renaming either means changing it there too (tests/test_blake2b_type.py follows calibrate()).
 _instance: Registry | None = None
 _lock = _thread.RLock()  # threading's import is not needed for one lock
 

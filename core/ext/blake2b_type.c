@@ -1,0 +1,655 @@
+/*
+ * blake2b_type.c - argonishche._blake2b_type: the ``blake2b`` type (a drop-in for
+ * hashlib.blake2b) as a CPython extension type, so that the Python-to-C boundary costs what
+ * hashlib's does.
+ *
+ * Built against the stable ABI of CPython 3.11 (Py_LIMITED_API 0x030B0000, an abi3 module like
+ * the cffi ones): a heap type from PyType_FromSpec, tp_new doing all of the construction (3.11's
+ * limited API has no vectorcall for a type), buffers through PyObject_GetBuffer.
+ *
+ * No BLAKE2b here: init/update/final are the core's (core/csrc/blake2b.c, in argonishche._core)
+ * and the compression function is the selected backend's, through its kernel table.  The core's
+ * function pointers and the way to the registry's selection are handed over once, by
+ * argonishche._blake2 (connect()), when it is imported.
+ *
+ * The kernel table: like the Python class before it, every object takes the table selected
+ * when it is made (the registry's tables["blake2b"], which calibrate() and a forced backend
+ * set), or the named backend's with backend=.  Looking it up is three dictionary lookups (the
+ * registry module's _instance, its tables, their "blake2b") and an identity test against the
+ * table object last converted; anything else (no registry yet, a new table) asks the Python
+ * side, which raises what the registry raises.
+ *
+ * Threads, as in hashlib: an object may be shared.  Updates of 2048 bytes or more release the
+ * GIL; the first such update gives the object its lock, and from then on every use of the
+ * state takes it.  Without a lock everything runs under the GIL, and the lock pointer only
+ * changes (NULL to a lock, once) under the GIL, so no use can run without it once another
+ * thread may be inside the state.
+ *
+ * Secrets: the state of a keyed object (and of its copies) is wiped with the core's
+ * argonishche_secure_wipe when the object is freed.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <string.h>
+
+#include "argonishche_core.h"
+
+#define GIL_MINSIZE 2048 /* hashlib's HASHLIB_GIL_MINSIZE */
+
+typedef int (*init_fn)(argonishche_blake2b_state *, const void *, size_t, const uint8_t *,
+                       size_t, const uint8_t *, size_t, const uint8_t *, size_t);
+typedef void (*update_fn)(argonishche_blake2b_state *, const uint8_t *, size_t);
+typedef void (*final_fn)(const argonishche_blake2b_state *, uint8_t *);
+typedef void (*wipe_fn)(void *, size_t);
+
+typedef struct {
+    PyObject_HEAD
+    PyThread_type_lock lock; /* NULL until the first update that releases the GIL */
+    PyObject *pending; /* the bytes of an unkeyed object made from bytes and not updated since:
+                          what pickling restores it from (as before); NULL otherwise */
+    int keyed;         /* the state holds or held a key: wiped on dealloc */
+    argonishche_blake2b_state state;
+} Blake2bObject;
+
+/* Set by connect(); one interpreter (the module is single-phase). */
+static struct {
+    init_fn init;
+    update_fn update;
+    final_fn final;
+    wipe_fn wipe;
+    PyObject *registry_dict;  /* argonishche._registry's module dict */
+    PyObject *resolver;       /* backend or None -> (table object, address) */
+    PyObject *parameter_error, *parameter_type_error;
+    PyObject *cached_registry;      /* the Registry whose __dict__ is cached_registry_dict */
+    PyObject *cached_registry_dict;
+    PyObject *cached_table;         /* the table object last resolved, and its address */
+    const void *cached_address;
+} core;
+
+static PyTypeObject *blake2b_type; /* the type (a reference held by the module) */
+static PyObject *s_instance, *s_tables, *s_blake2b, *empty_bytes;
+static PyObject *kw_data, *kw_digest_size, *kw_key, *kw_salt, *kw_person, *kw_usedforsecurity,
+    *kw_backend;
+
+static int connected(void) {
+    if (core.init != NULL) return 1;
+    PyErr_SetString(PyExc_RuntimeError,
+                    "argonishche._blake2b_type is not connected: import argonishche first");
+    return 0;
+}
+
+/* ---- the kernel table ------------------------------------------------------------------- */
+
+/* resolver(backend) -> (table, address); a new reference to the table in *table_out. */
+static const void *resolve(PyObject *backend, PyObject **table_out) {
+    PyObject *pair = PyObject_CallFunctionObjArgs(core.resolver, backend, NULL);
+    if (pair == NULL) return NULL;
+    if (!PyTuple_Check(pair) || PyTuple_Size(pair) != 2) {
+        Py_DECREF(pair);
+        PyErr_SetString(PyExc_SystemError, "blake2b table resolver must return a pair");
+        return NULL;
+    }
+    PyObject *table = PyTuple_GetItem(pair, 0);
+    const void *address = PyLong_AsVoidPtr(PyTuple_GetItem(pair, 1));
+    if (address == NULL) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_SystemError, "blake2b table is NULL");
+        Py_DECREF(pair);
+        return NULL;
+    }
+    Py_INCREF(table);
+    *table_out = table;
+    Py_DECREF(pair);
+    return address;
+}
+
+/* The registry's selected table for blake2b, as argonishche._registry.selected_table() finds it. */
+static const void *selected_table(void) {
+    PyObject *registry = PyDict_GetItemWithError(core.registry_dict, s_instance); /* borrowed */
+    if (registry != NULL && registry != Py_None) {
+        if (registry != core.cached_registry) {
+            PyObject *dict = PyObject_GenericGetDict(registry, NULL);
+            if (dict == NULL) return NULL;
+            PyObject *old = core.cached_registry, *old_dict = core.cached_registry_dict;
+            Py_INCREF(registry);
+            core.cached_registry = registry;
+            core.cached_registry_dict = dict;
+            Py_XDECREF(old);
+            Py_XDECREF(old_dict);
+        }
+        PyObject *tables = PyDict_GetItemWithError(core.cached_registry_dict, s_tables);
+        if (tables != NULL && PyDict_Check(tables)) {
+            PyObject *table = PyDict_GetItemWithError(tables, s_blake2b);
+            if (table != NULL && table == core.cached_table) return core.cached_address;
+        }
+    }
+    if (PyErr_Occurred()) return NULL;
+    /* Not built yet, no usable backend, or another table: the Python side says which (or why
+     * none), and the answer is kept for the next object. */
+    PyObject *table;
+    const void *address = resolve(Py_None, &table);
+    if (address == NULL) return NULL;
+    PyObject *old = core.cached_table;
+    core.cached_table = table;
+    core.cached_address = address;
+    Py_XDECREF(old);
+    return address;
+}
+
+/* ---- arguments -------------------------------------------------------------------------- */
+
+/* ParameterTypeError("<name> must be <what>, not <type name>"), as argonishche._params says it. */
+static void type_error(const char *name, const char *what, PyObject *value) {
+    PyObject *type_name = PyType_GetName(Py_TYPE(value));
+    if (type_name == NULL) return;
+    PyErr_Format(core.parameter_type_error, "%s must be %s, not %U", name, what, type_name);
+    Py_DECREF(type_name);
+}
+
+static int byte_argument(const char *name, PyObject *value, Py_ssize_t max_len, Py_buffer *view) {
+    if (PyUnicode_Check(value)) {
+        PyErr_Format(core.parameter_type_error,
+                     "%s must be bytes-like, not str (encode it first)", name);
+        return -1;
+    }
+    if (!PyObject_CheckBuffer(value)) {
+        type_error(name, "bytes-like", value);
+        return -1;
+    }
+    if (PyObject_GetBuffer(value, view, PyBUF_FULL_RO) < 0) return -1;
+    if (!PyBuffer_IsContiguous(view, 'C')) {
+        PyBuffer_Release(view);
+        PyErr_Format(core.parameter_error, "%s must be a C-contiguous buffer", name);
+        return -1;
+    }
+    if (view->len > max_len) {
+        PyErr_Format(core.parameter_error, "%s must be 0..%zd bytes long, got %zd", name,
+                     max_len, view->len);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
+/* *data*'s bytes in *view*; for bytes (immutable) without the buffer protocol, with
+ * view->obj NULL: nothing to release. */
+static int data_buffer(PyObject *data, Py_buffer *view) {
+    if (PyBytes_CheckExact(data)) {
+        view->obj = NULL;
+        view->len = PyBytes_Size(data);
+        view->buf = PyBytes_AsString(data);
+        return 0;
+    }
+    if (PyUnicode_Check(data)) {
+        PyErr_SetString(PyExc_TypeError, "Strings must be encoded before hashing");
+        return -1;
+    }
+    if (!PyObject_CheckBuffer(data)) {
+        PyErr_SetString(PyExc_TypeError, "object supporting the buffer API required");
+        return -1;
+    }
+    return PyObject_GetBuffer(data, view, PyBUF_SIMPLE);
+}
+
+static int digest_size_argument(PyObject *value, size_t *out) {
+    if (PyBool_Check(value) || !PyLong_Check(value)) {
+        type_error("digest_size", "an int in 1..64", value);
+        return -1;
+    }
+    int overflow;
+    long n = PyLong_AsLongAndOverflow(value, &overflow);
+    if (n == -1 && PyErr_Occurred()) return -1;
+    if (overflow || n < 1 || n > 64) {
+        PyErr_Format(core.parameter_error, "digest_size must be in 1..64, got %S", value);
+        return -1;
+    }
+    *out = (size_t)n;
+    return 0;
+}
+
+/* ---- the object ------------------------------------------------------------------------- */
+
+/* Take the object's lock, if it has one (waiting without the GIL). */
+static void enter(Blake2bObject *self) {
+    if (self->lock != NULL && !PyThread_acquire_lock(self->lock, NOWAIT_LOCK)) {
+        Py_BEGIN_ALLOW_THREADS
+        PyThread_acquire_lock(self->lock, WAIT_LOCK);
+        Py_END_ALLOW_THREADS
+    }
+}
+
+static void leave(Blake2bObject *self) {
+    if (self->lock != NULL) PyThread_release_lock(self->lock);
+}
+
+/* Hash *view* into the state; the GIL is released (and the object's lock used) from
+ * GIL_MINSIZE bytes on.  *shared* is 0 while no other thread can know the object (tp_new). */
+static int hash_buffer(Blake2bObject *self, const Py_buffer *view, int shared) {
+    const uint8_t *data = view->buf;
+    size_t len = (size_t)view->len;
+    if (len < GIL_MINSIZE) {
+        enter(self);
+        core.update(&self->state, data, len);
+        leave(self);
+        return 0;
+    }
+    if (!shared) {
+        Py_BEGIN_ALLOW_THREADS
+        core.update(&self->state, data, len);
+        Py_END_ALLOW_THREADS
+        return 0;
+    }
+    if (self->lock == NULL) {
+        self->lock = PyThread_allocate_lock();
+        if (self->lock == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+    }
+    Py_BEGIN_ALLOW_THREADS
+    PyThread_acquire_lock(self->lock, WAIT_LOCK);
+    core.update(&self->state, data, len);
+    PyThread_release_lock(self->lock);
+    Py_END_ALLOW_THREADS
+    return 0;
+}
+
+/* A new object whose state the caller fills in: for the type itself without tp_alloc's
+ * zeroing of the whole object (the state is written at once), for a subclass with its tp_alloc
+ * (which may add a __dict__ and more). */
+static Blake2bObject *new_object(PyTypeObject *type) {
+    Blake2bObject *self;
+    if (type == blake2b_type) {
+        self = PyObject_Malloc(sizeof(Blake2bObject));
+        if (self == NULL) return (Blake2bObject *)PyErr_NoMemory();
+        PyObject_Init((PyObject *)self, type); /* a heap type: takes a reference to it */
+    } else {
+        allocfunc alloc = (allocfunc)PyType_GetSlot(type, Py_tp_alloc);
+        self = (Blake2bObject *)alloc(type, 0);
+        if (self == NULL) return NULL;
+    }
+    self->lock = NULL;
+    self->pending = NULL;
+    self->keyed = 0;
+    return self;
+}
+
+static PyObject **keyword_slot(PyObject *name, PyObject **slots[7]) {
+    PyObject *names[7] = {kw_data, kw_digest_size, kw_key, kw_salt, kw_person,
+                          kw_usedforsecurity, kw_backend};
+    for (int i = 0; i < 7; i++)
+        if (name == names[i]) return slots[i];
+    if (!PyUnicode_Check(name)) return NULL;
+    for (int i = 0; i < 7; i++) {
+        int equal = PyUnicode_Compare(name, names[i]);
+        if (equal == -1 && PyErr_Occurred()) return NULL;
+        if (equal == 0) return slots[i];
+    }
+    return NULL;
+}
+
+static void release_all(Py_buffer *views, int n) {
+    for (int i = 0; i < n; i++)
+        if (views[i].obj != NULL) PyBuffer_Release(&views[i]);
+}
+
+static PyObject *blake2b_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    PyObject *data = NULL, *digest_size = NULL, *key = NULL, *salt = NULL, *person = NULL,
+             *usedforsecurity = NULL, *backend = NULL;
+    PyObject **slots[7] = {&data, &digest_size, &key, &salt, &person, &usedforsecurity, &backend};
+    Py_buffer views[4]; /* key, salt, person, data */
+    size_t size = 64;
+    const void *table;
+
+    if (!connected()) return NULL;
+    Py_ssize_t nargs = PyTuple_Size(args);
+    if (nargs > 1) {
+        PyErr_Format(PyExc_TypeError, "blake2b() takes at most 1 positional argument (%zd given)",
+                     nargs);
+        return NULL;
+    }
+    if (nargs == 1) data = PyTuple_GetItem(args, 0);
+    if (kwargs != NULL) {
+        Py_ssize_t pos = 0;
+        PyObject *name, *value;
+        while (PyDict_Next(kwargs, &pos, &name, &value)) {
+            PyObject **slot = keyword_slot(name, slots);
+            if (slot == NULL) {
+                if (!PyErr_Occurred())
+                    PyErr_Format(PyExc_TypeError,
+                                 "blake2b() got an unexpected keyword argument '%S'", name);
+                return NULL;
+            }
+            if (slot == &data && data != NULL) {
+                PyErr_SetString(PyExc_TypeError,
+                                "blake2b() got multiple values for argument 'data'");
+                return NULL;
+            }
+            *slot = value;
+        }
+    }
+    if (digest_size != NULL && digest_size_argument(digest_size, &size) < 0) return NULL;
+    if (backend != NULL && backend != Py_None) {
+        PyObject *table_object;
+        table = resolve(backend, &table_object);
+        if (table == NULL) return NULL;
+        Py_DECREF(table_object); /* a backend's table lives as long as the process */
+    } else {
+        table = selected_table();
+        if (table == NULL) return NULL;
+    }
+
+    for (int i = 0; i < 4; i++) { /* absent: no bytes, nothing to release */
+        views[i].obj = NULL;
+        views[i].buf = NULL;
+        views[i].len = 0;
+    }
+    if ((key != NULL && byte_argument("key", key, 64, &views[0]) < 0) ||
+        (salt != NULL && byte_argument("salt", salt, 16, &views[1]) < 0) ||
+        (person != NULL && byte_argument("person", person, 16, &views[2]) < 0) ||
+        (data != NULL && data_buffer(data, &views[3]) < 0)) {
+        release_all(views, 4);
+        return NULL;
+    }
+    Blake2bObject *self = new_object(type);
+    if (self == NULL) {
+        release_all(views, 4);
+        return NULL;
+    }
+    self->keyed = views[0].len > 0;
+    if (core.init(&self->state, table, size, views[0].buf, (size_t)views[0].len, views[1].buf,
+                  (size_t)views[1].len, views[2].buf, (size_t)views[2].len) != ARGONISHCHE_OK) {
+        release_all(views, 4);
+        Py_DECREF(self);
+        PyErr_SetString(core.parameter_error, "the C driver refused the BLAKE2b parameters");
+        return NULL;
+    }
+    release_all(views, 3);
+    if (data != NULL) {
+        hash_buffer(self, &views[3], 0); /* cannot fail when not shared */
+        if (views[3].obj != NULL) PyBuffer_Release(&views[3]);
+    }
+    /* What the Python class kept as its pending bytes, and pickled. */
+    if (views[0].len == 0 && views[1].len == 0 && views[2].len == 0 &&
+        (backend == NULL || backend == Py_None) && (data == NULL || PyBytes_CheckExact(data))) {
+        self->pending = data != NULL ? data : empty_bytes;
+        Py_INCREF(self->pending);
+    }
+    return (PyObject *)self;
+}
+
+static void blake2b_dealloc(Blake2bObject *self) {
+    PyTypeObject *type = Py_TYPE((PyObject *)self);
+    if (self->keyed) core.wipe(&self->state, sizeof self->state);
+    if (self->lock != NULL) PyThread_free_lock(self->lock);
+    Py_XDECREF(self->pending);
+    if (type == blake2b_type) {
+        PyObject_Free(self);
+    } else {
+        freefunc free_object = (freefunc)PyType_GetSlot(type, Py_tp_free);
+        free_object(self);
+    }
+    Py_DECREF(type);
+}
+
+PyDoc_STRVAR(update_doc,
+             "update($self, data, /)\n--\n\n"
+             "Hash more bytes; any C-contiguous bytes-like object (str must be encoded first).");
+
+static PyObject *blake2b_update(Blake2bObject *self, PyObject *data) {
+    Py_buffer view;
+    if (data_buffer(data, &view) < 0) return NULL;
+    Py_CLEAR(self->pending);
+    int status = hash_buffer(self, &view, 1);
+    if (view.obj != NULL) PyBuffer_Release(&view);
+    if (status < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+static size_t final(Blake2bObject *self, uint8_t out[64]) {
+    enter(self);
+    core.final(&self->state, out);
+    leave(self);
+    return self->state.digest_size;
+}
+
+PyDoc_STRVAR(digest_doc, "digest($self, /)\n--\n\n"
+                         "The digest so far; hashing may continue afterwards.");
+
+static PyObject *blake2b_digest(Blake2bObject *self, PyObject *unused) {
+    uint8_t out[64];
+    size_t n = final(self, out);
+    (void)unused;
+    return PyBytes_FromStringAndSize((const char *)out, (Py_ssize_t)n);
+}
+
+PyDoc_STRVAR(hexdigest_doc, "hexdigest($self, /)\n--\n\nThe digest so far, as hexadecimal.");
+
+static PyObject *blake2b_hexdigest(Blake2bObject *self, PyObject *unused) {
+    static const char hex[] = "0123456789abcdef";
+    uint8_t out[64];
+    char text[128];
+    size_t n = final(self, out);
+    (void)unused;
+    for (size_t i = 0; i < n; i++) {
+        text[2 * i] = hex[out[i] >> 4];
+        text[2 * i + 1] = hex[out[i] & 15];
+    }
+    return PyUnicode_FromStringAndSize(text, (Py_ssize_t)(2 * n));
+}
+
+PyDoc_STRVAR(copy_doc, "copy($self, /)\n--\n\nAn independent object with the same state.");
+
+static PyObject *blake2b_copy(Blake2bObject *self, PyObject *unused) {
+    Blake2bObject *clone = new_object(Py_TYPE((PyObject *)self));
+    (void)unused;
+    if (clone == NULL) return NULL;
+    enter(self); /* no update half done in the state copied */
+    memcpy(&clone->state, &self->state, sizeof clone->state);
+    clone->keyed = self->keyed;
+    clone->pending = self->pending; /* read under the lock: it goes before any update */
+    Py_XINCREF(clone->pending);
+    leave(self);
+    return (PyObject *)clone;
+}
+
+/* Pickling, as the Python class allowed it: an object made from bytes alone (no key, salt,
+ * person or backend) and not updated since pickles as its data and digest size; any other
+ * refuses, as hashlib's do, since its state may hold a key. */
+static PyObject *blake2b_reduce(Blake2bObject *self, PyObject *unused) {
+    (void)unused;
+    if (self->pending == NULL) {
+        PyObject *type_name = PyType_GetName(Py_TYPE((PyObject *)self));
+        if (type_name != NULL) {
+            PyErr_Format(PyExc_TypeError,
+                         "cannot pickle %U object (only an unkeyed blake2b made from bytes and "
+                         "not updated since can be)",
+                         type_name);
+            Py_DECREF(type_name);
+        }
+        return NULL;
+    }
+    if (self->state.digest_size == 64)
+        return Py_BuildValue("O(O)", (PyObject *)Py_TYPE((PyObject *)self), self->pending);
+    PyObject *copyreg = PyImport_ImportModule("copyreg");
+    if (copyreg == NULL) return NULL;
+    PyObject *newobj_ex = PyObject_GetAttrString(copyreg, "__newobj_ex__");
+    Py_DECREF(copyreg);
+    if (newobj_ex == NULL) return NULL;
+    PyObject *result = Py_BuildValue("N(O(O){s:n})", newobj_ex, (PyObject *)Py_TYPE((PyObject *)self),
+                                     self->pending, "digest_size",
+                                     (Py_ssize_t)self->state.digest_size);
+    return result;
+}
+
+static PyObject *get_digest_size(Blake2bObject *self, void *closure) {
+    (void)closure;
+    return PyLong_FromSize_t(self->state.digest_size);
+}
+
+static PyMethodDef blake2b_methods[] = {
+    {"update", (PyCFunction)blake2b_update, METH_O, update_doc},
+    {"digest", (PyCFunction)blake2b_digest, METH_NOARGS, digest_doc},
+    {"hexdigest", (PyCFunction)blake2b_hexdigest, METH_NOARGS, hexdigest_doc},
+    {"copy", (PyCFunction)blake2b_copy, METH_NOARGS, copy_doc},
+    {"__copy__", (PyCFunction)blake2b_copy, METH_NOARGS, copy_doc},
+    {"__reduce__", (PyCFunction)blake2b_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef blake2b_getset[] = {
+    {"digest_size", (getter)get_digest_size, NULL, "The digest's length in bytes (1..64).", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+PyDoc_STRVAR(blake2b_doc,
+             "blake2b(data=b'', *, digest_size=64, key=b'', salt=b'', person=b'', "
+             "usedforsecurity=True, backend=None)\n--\n\n"
+             "BLAKE2b (RFC 7693) with 1..64-byte digests, optional key, salt and personalization.");
+
+static PyType_Slot blake2b_slots[] = {
+    {Py_tp_new, blake2b_new},
+    {Py_tp_dealloc, blake2b_dealloc},
+    {Py_tp_methods, blake2b_methods},
+    {Py_tp_getset, blake2b_getset},
+    {Py_tp_doc, (void *)blake2b_doc},
+    {0, NULL},
+};
+
+static PyType_Spec blake2b_spec = {
+    "argonishche.blake2b",
+    sizeof(Blake2bObject),
+    0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    blake2b_slots,
+};
+
+/* ---- the module ------------------------------------------------------------------------- */
+
+PyDoc_STRVAR(connect_doc,
+             "connect(functions, registry_dict, resolver, parameter_error, "
+             "parameter_type_error, /)\n--\n\n"
+             "Called once by argonishche._blake2: the addresses of the core's "
+             "argonishche_blake2b_init, _update, _final and argonishche_secure_wipe; the "
+             "argonishche._registry module's dict; resolver(backend) -> (table, address); "
+             "the two exception classes.");
+
+static PyObject *connect(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    void *functions[4];
+    (void)module;
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "connect() takes 5 arguments");
+        return NULL;
+    }
+    if (!PyTuple_Check(args[0]) || PyTuple_Size(args[0]) != 4 || !PyDict_Check(args[1]) ||
+        !PyCallable_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "connect(): bad arguments");
+        return NULL;
+    }
+    for (int i = 0; i < 4; i++) {
+        functions[i] = PyLong_AsVoidPtr(PyTuple_GetItem(args[0], i));
+        if (functions[i] == NULL) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "connect(): NULL function");
+            return NULL;
+        }
+    }
+    /* Again when argonishche._blake2 is imported anew (the C globals outlive the module). */
+    PyObject *old[7] = {core.registry_dict, core.resolver, core.parameter_error,
+                        core.parameter_type_error, core.cached_registry,
+                        core.cached_registry_dict, core.cached_table};
+    core.registry_dict = Py_NewRef(args[1]);
+    core.resolver = Py_NewRef(args[2]);
+    core.parameter_error = Py_NewRef(args[3]);
+    core.parameter_type_error = Py_NewRef(args[4]);
+    core.cached_registry = core.cached_registry_dict = core.cached_table = NULL;
+    core.cached_address = NULL;
+    for (int i = 0; i < 7; i++) Py_XDECREF(old[i]);
+    core.update = (update_fn)functions[1];
+    core.final = (final_fn)functions[2];
+    core.wipe = (wipe_fn)functions[3];
+    core.init = (init_fn)functions[0]; /* last: connected() tests it */
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(selected_address_doc,
+             "selected_table_address($module, /)\n--\n\n"
+             "The address of the kernel table the next blake2b() without backend= uses.");
+
+static PyObject *selected_table_address(PyObject *module, PyObject *unused) {
+    (void)module;
+    (void)unused;
+    if (!connected()) return NULL;
+    const void *table = selected_table();
+    return table == NULL ? NULL : PyLong_FromVoidPtr((void *)table);
+}
+
+static PyMethodDef module_methods[] = {
+    {"connect", (PyCFunction)(void (*)(void))connect, METH_FASTCALL, connect_doc},
+    {"selected_table_address", selected_table_address, METH_NOARGS, selected_address_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static int intern(PyObject **where, const char *text) {
+    if (*where == NULL) *where = PyUnicode_InternFromString(text);
+    return *where == NULL ? -1 : 0;
+}
+
+/* Multi-phase initialisation (PyModule_Create2 is not in the stable ABI's symbol list that
+ * tests/test_packaging.py checks).  The C state above is per process: the module runs in the
+ * first interpreter that imports it only (3.11's limited API cannot declare that in a slot). */
+static int module_exec(PyObject *module) {
+    static PyInterpreterState *first;
+    PyInterpreterState *interpreter = PyInterpreterState_Get();
+    if (first != NULL && interpreter != first) {
+        PyErr_SetString(PyExc_ImportError,
+                        "argonishche._blake2b_type runs in one interpreter per process");
+        return -1;
+    }
+    first = interpreter;
+    if (intern(&s_instance, "_instance") < 0 || intern(&s_tables, "tables") < 0 ||
+        intern(&s_blake2b, "blake2b") < 0 || intern(&kw_data, "data") < 0 ||
+        intern(&kw_digest_size, "digest_size") < 0 || intern(&kw_key, "key") < 0 ||
+        intern(&kw_salt, "salt") < 0 || intern(&kw_person, "person") < 0 ||
+        intern(&kw_usedforsecurity, "usedforsecurity") < 0 || intern(&kw_backend, "backend") < 0)
+        return -1;
+    if (empty_bytes == NULL) empty_bytes = PyBytes_FromStringAndSize("", 0);
+    if (empty_bytes == NULL) return -1;
+    PyObject *type = PyType_FromSpec(&blake2b_spec);
+    if (type == NULL) return -1;
+    /* hashlib.blake2b's class attributes (name and block_size too, as the Python class had). */
+    static const struct {
+        const char *name;
+        long value;
+    } constants[] = {{"block_size", 128}, {"SALT_SIZE", 16}, {"PERSON_SIZE", 16},
+                     {"MAX_KEY_SIZE", 64}, {"MAX_DIGEST_SIZE", 64}};
+    for (size_t i = 0; i < sizeof constants / sizeof constants[0]; i++) {
+        PyObject *value = PyLong_FromLong(constants[i].value);
+        int status = value == NULL ? -1 : PyObject_SetAttrString(type, constants[i].name, value);
+        Py_XDECREF(value);
+        if (status < 0) goto error;
+    }
+    if (PyObject_SetAttrString(type, "name", s_blake2b) < 0) goto error;
+    if (PyModule_AddObjectRef(module, "blake2b", type) < 0) goto error;
+    /* The newest module's type, for new_object() and dealloc's fast paths (objects of an
+     * older one, from a module imported anew, use their type's tp_alloc and tp_free).  The
+     * reference from PyType_FromSpec is kept for the process: blake2b_type never dangles. */
+    blake2b_type = (PyTypeObject *)type;
+    return 0;
+error:
+    Py_DECREF(type);
+    return -1;
+}
+
+static PyModuleDef_Slot module_slots[] = {
+    {Py_mod_exec, (void *)module_exec},
+    {0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "argonishche._blake2b_type",
+    "The blake2b type in C (argonishche.blake2b); connected to the core by argonishche._blake2.",
+    0, module_methods, module_slots, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__blake2b_type(void) {
+    return PyModuleDef_Init(&module_def);
+}
