@@ -241,3 +241,106 @@ def test_hugepages_hash_runs_in_aligned_memory(install):
         assert address % _allocators.HUGE_PAGE == 0 and size == _allocators.HUGE_PAGE
     finally:
         keeping.trim()
+
+
+# ---- transparent huge pages, pre-faulting and the wipe by lane threads -------------------------
+
+
+def mapping_of(address: int) -> dict[str, str]:
+    """The /proc/self/smaps fields of the mapping holding *address* (VmFlags, Rss, ...)."""
+    try:
+        with open("/proc/self/smaps") as smaps:
+            lines = smaps.read().splitlines()
+    except OSError:
+        pytest.skip("no /proc/self/smaps")
+    fields: dict[str, str] | None = None
+    for line in lines:
+        head, _, rest = line.partition(" ")
+        if "-" in head and not head.endswith(":"):
+            if fields is not None:
+                break
+            low, high = (int(bound, 16) for bound in head.split("-"))
+            if low <= address < high:
+                fields = {"range": head}
+        elif fields is not None:
+            fields[head.rstrip(":")] = rest.strip()
+    assert fields is not None, f"no mapping holds {address:#x}"
+    return fields
+
+
+def transparent_huge_pages() -> str:
+    try:
+        with open("/sys/kernel/mm/transparent_hugepage/enabled") as setting:
+            return setting.read().split("[")[1].split("]")[0]
+    except (OSError, IndexError):
+        pytest.skip("no transparent huge pages here")
+
+
+def test_arena_memory_from_2mib_is_advised_for_huge_pages_and_prefaulted(trimmed):
+    transparent_huge_pages()
+    assert argon2_hash(PASSWORD, SALT, allocator="arena", **SMALL) == KNOWN_TAG
+    address, size = ARENA.thread_memory()
+    assert size == needed(32) and "hg" not in mapping_of(address)["VmFlags"].split()
+    argonishche.trim_memory()
+
+    # 2 MiB + 4 KiB: rounded up to whole 2 MiB pages, aligned, advised, all of it faulted in
+    tag = argon2_hash(PASSWORD, SALT, time_cost=1, memory_cost=2052, parallelism=1,
+                      allocator="arena")
+    assert tag == argon2_hash(PASSWORD, SALT, time_cost=1, memory_cost=2052, parallelism=1,
+                              allocator="system")
+    address, size = ARENA.thread_memory()
+    assert address % _allocators.HUGE_PAGE == 0 and size == 2 * _allocators.HUGE_PAGE
+    fields = mapping_of(address)
+    assert "hg" in fields["VmFlags"].split()  # madvise(MADV_HUGEPAGE)
+    assert "dd" in fields["VmFlags"].split()  # still MADV_DONTDUMP
+    assert int(fields["Rss"].split()[0]) * 1024 >= size  # pre-faulted, not faulted in the hash
+
+
+def vm_rss_kib() -> int:
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    pytest.skip("no VmRSS in /proc/self/status")
+
+
+def test_hash_above_the_arena_bound_maps_faults_in_and_unmaps_its_own_memory(install):
+    """Above the bound each hash maps memory of its own, which the lane threads fault in (and
+    wipe) in parallel: the same tag at any thread count, and nothing left mapped after it."""
+    class Bounded(_allocators.ArenaAllocator):
+        name = "bounded"
+    arena = Bounded(max_bytes=needed(1024))
+    install(make_registry(FakeEntryPoint("zz-bounded", allocator_plugin(arena))))
+    costs = dict(time_cost=1, memory_cost=65536, parallelism=4)
+    expected = argon2_hash(PASSWORD, SALT, allocator="system", threads=1, **costs)
+    try:
+        before = vm_rss_kib()
+        for threads in (1, 2, 3, 4):
+            for wipe in (True, False):
+                assert argon2_hash(PASSWORD, SALT, allocator="bounded", threads=threads,
+                                   wipe=wipe, **costs) == expected
+                # 64 MiB were faulted in for the hash: all of it is unmapped again
+                assert vm_rss_kib() - before < 16 * 1024, (threads, wipe)
+        assert arena.cached_bytes() == 0 and arena.thread_memory() == (0, 0)
+    finally:
+        arena.trim()
+
+
+@pytest.mark.parametrize("passes", [1, 2])
+def test_lane_threads_wipe_every_lane_and_the_tag_is_unchanged(passes):
+    """Each lane thread wipes the lanes it filled, all but their last blocks (the tag's input),
+    which the calling thread wipes after the tag: together, every byte."""
+    costs = dict(time_cost=passes, memory_cost=256, parallelism=4)
+    expected = argon2_hash(PASSWORD, SALT, allocator="system", threads=1, **costs)
+    for threads in (1, 2, 3, 4):
+        memory = bytearray(argonishche.memory_size(256, 4))
+        assert argon2_hash(PASSWORD, SALT, memory=memory, threads=threads, **costs) == expected
+        assert memory == bytes(len(memory)), threads
+        memory = bytearray(argonishche.memory_size(256, 4))
+        argon2_hash(PASSWORD, SALT, memory=memory, threads=threads, wipe=False, **costs)
+        start = -address_of(memory) % 64  # the driver starts at the first 64-byte boundary
+        last_blocks = [memory[start + (lane + 1) * 64 * 1024 - 1024:][:1024] for lane in range(4)]
+        assert all(any(block) for block in last_blocks)  # the wipe above did wipe something

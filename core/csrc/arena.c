@@ -55,14 +55,39 @@ static const size_t huge_page = 2u << 20;
 
 /* ---- mappings ---------------------------------------------------------------------------- */
 
-/* A mapping of `size` bytes for an arena with `flags`, or NULL with *status and *os_error set. */
-static void *map(size_t size, int flags, int *status, int *os_error) {
-    /* Without huge pages (Windows) the flag asks for an ordinary mapping. */
-    int huge = ARGONISHCHE_HAVE_HUGE_PAGES && (flags & ARGONISHCHE_ARENA_HUGE_PAGES);
+/* Not a flag of the API: the mapping is kept after the hash (within the retain bound). */
+#define KEPT (1 << 8)
+
+/* Where huge pages are asked for.  The per-size policy of work memory (argonishche_arena_argon2_hash
+ * and grow decide):
+ *   - memory a thread keeps between hashes (up to ARGONISHCHE_ARENA_RETAIN_MIB): from 2 MiB up
+ *     advised for transparent huge pages, rounded up to whole 2 MiB pages and pre-faulted, so
+ *     that a hash's random references do not miss the TLB on every 4 KiB page (32 MiB is 8,192
+ *     small pages, 16 huge ones): 1.15x at 32 MiB.  Below 2 MiB a huge page could not be used
+ *     whole: small pages, pre-faulted.
+ *   - memory mapped for one hash and unmapped after it (above the retain bound, and above the
+ *     arena's bound): small pages.  Fresh huge pages are faster back to back (2 GiB p=4: 0.66 s
+ *     against 1.03 s) but a VM with free page reporting (virtio-balloon, page_reporting_order 9,
+ *     e.g. Firecracker) gives every freed 2 MiB block back to the host, and faulting it in again
+ *     after a few idle seconds cost 4-5 s instead (256 MiB: 0.35-0.46 s against 0.19 s); small
+ *     pages are not affected.  Above the arena's bound the mapping is faulted in and wiped by the
+ *     lane threads in parallel, each its own lanes (argon2.c).
+ *   - the hugepages allocator: a fresh mapping per hash, advised at any size, faulted on use.
+ * Where the OS gives no huge pages (THP "never", Windows) the advice is ignored. */
+static int wants_huge_pages(size_t size, int flags) {
+    return (flags & ARGONISHCHE_ARENA_HUGE_PAGES) || ((flags & KEPT) && size >= huge_page);
+}
+
+/* A mapping of `size` bytes for an arena with `flags`, or NULL with *status and *os_error set;
+ * pre-faulted unless `fault_on_use`. */
+static void *map_pages(size_t size, int flags, int fault_on_use, int *status, int *os_error) {
+    /* Without huge pages (Windows) the advice is dropped: an ordinary mapping. */
+    int huge = ARGONISHCHE_HAVE_HUGE_PAGES && wants_huge_pages(size, flags);
     /* Only 2 MiB-aligned ranges can be huge pages: map one more and cut the edges off. */
     size_t span = huge ? size + huge_page : size;
-    /* Fault every page in now, not one by one inside the hash; huge pages fault on first use. */
-    uint8_t *raw = argonishche_pages_map(span, !huge, os_error);
+    /* Small pages are faulted in by the mapping itself; huge-page advice can only be given once
+     * the mapping exists, so those are faulted in after it (argonishche_pages_prefault). */
+    uint8_t *raw = argonishche_pages_map(span, !huge && !fault_on_use, os_error);
     if (raw == NULL) {
         *status = ARGONISHCHE_ERR_NO_MEMORY;
         return NULL;
@@ -79,8 +104,9 @@ static void *map(size_t size, int flags, int *status, int *os_error) {
     madvise(memory, size, MADV_DONTDUMP); /* password-derived data has no place in core dumps */
 #endif
 #ifdef MADV_HUGEPAGE
-    if (flags & ARGONISHCHE_ARENA_HUGE_PAGES) madvise(memory, size, MADV_HUGEPAGE);
+    if (huge) madvise(memory, size, MADV_HUGEPAGE);
 #endif
+    if (huge && !fault_on_use) argonishche_pages_prefault(memory, size);
     int lock_error;
     if ((flags & ARGONISHCHE_ARENA_LOCKED) &&
         (lock_error = argonishche_pages_lock(memory, size)) != 0) {
@@ -91,16 +117,20 @@ static void *map(size_t size, int flags, int *status, int *os_error) {
     return memory;
 }
 
+/* An arena slot's mapping: pre-faulted, except the hugepages allocator's (first use). */
+static void *map(size_t size, int flags, int *status, int *os_error) {
+    return map_pages(size, flags, (flags & ARGONISHCHE_ARENA_HUGE_PAGES) != 0, status, os_error);
+}
+
 static void unmap(void *memory, size_t size, int wipe) {
     if (memory == NULL) return;
     if (wipe) argonishche_secure_wipe(memory, size);
     argonishche_pages_unmap(memory, size); /* also unlocks */
 }
 
-/* Whole pages, and whole 2 MiB pages where huge pages are asked for. */
+/* Whole pages, and whole 2 MiB pages where huge pages are wanted. */
 static size_t mapping_size(size_t needed, int flags) {
-    size_t unit = (flags & ARGONISHCHE_ARENA_HUGE_PAGES) ? huge_page
-                                                         : argonishche_page_size();
+    size_t unit = wants_huge_pages(needed, flags) ? huge_page : argonishche_page_size();
     return (needed + unit - 1) / unit * unit;
 }
 
@@ -215,17 +245,19 @@ static void give_back(slot *s, size_t retain, int dirty) {
     unmap(drop, drop_size, dirty);
 }
 
-/* Makes the busy slot's mapping at least `needed` bytes (no lock needed: the slot is ours). */
-static int grow(slot *s, size_t needed, int *os_error) {
+/* Makes the busy slot's mapping at least `needed` bytes (no lock needed: the slot is ours);
+ * `kept`: it will stay mapped after the hash (see wants_huge_pages). */
+static int grow(slot *s, size_t needed, int kept, int *os_error) {
     if (s->size >= needed) return ARGONISHCHE_OK;
     int status = ARGONISHCHE_OK;
-    size_t size = mapping_size(needed, s->arena->flags);
+    int flags = s->arena->flags | (kept ? KEPT : 0);
+    size_t size = mapping_size(needed, flags);
     void *old = s->memory;
     size_t old_size = s->size;
     s->memory = NULL, s->size = 0;
     unmap(old, old_size, s->dirty);
     s->dirty = 0;
-    s->memory = map(size, s->arena->flags, &status, os_error);
+    s->memory = map(size, flags, &status, os_error);
     if (s->memory != NULL) s->size = size;
     return status;
 }
@@ -239,11 +271,24 @@ int argonishche_arena_argon2_hash(argonishche_arena *a, const void *argon2_kerne
     if (needed > max_bytes) {
         /* Locked memory has no unlocked fallback: that would break its promise. */
         if (a->flags & ARGONISHCHE_ARENA_LOCKED) return ARGONISHCHE_ERR_OVER_BOUND;
-        return argonishche_argon2_hash(argon2_kernels, blake2b_kernels, r);
+        /* A fresh mapping for this hash alone (small pages: see wants_huge_pages), faulted in
+         * by the lane threads; the driver wipes it (in parallel) unless the caller opted out. */
+        int status = ARGONISHCHE_OK;
+        size_t size = mapping_size(needed, 0);
+        void *memory = map_pages(size, 0, 1, &status, os_error);
+        if (memory == NULL) {
+            *os_error = 0; /* reported like the driver's own allocation failing, as before */
+            return status;
+        }
+        r->memory = memory, r->memory_len = size;
+        status = argonishche_argon2_hash_prefault(argon2_kernels, blake2b_kernels, r);
+        r->memory = NULL, r->memory_len = 0;
+        argonishche_pages_unmap(memory, size);
+        return status;
     }
     slot *s = take_slot(a);
     if (s == NULL) return ARGONISHCHE_ERR_NO_MEMORY;
-    int status = grow(s, needed, os_error);
+    int status = grow(s, needed, mapping_size(needed, a->flags | KEPT) <= retain_bytes, os_error);
     if (status == ARGONISHCHE_OK) {
         r->memory = s->memory, r->memory_len = s->size;
         status = argonishche_argon2_hash(argon2_kernels, blake2b_kernels, r);

@@ -22,6 +22,9 @@ typedef struct argon2_instance {
     uint32_t type, version, passes, lanes;
     uint32_t lane_length;          /* q = m' / p */
     uint32_t segment_length;       /* q / 4 */
+    int prefault;                  /* fresh memory: each lane's thread faults its lanes in first */
+    int wipe;                      /* each lane's thread wipes its lanes but the last block after
+                                      the last slice (the tag reads those; the caller wipes them) */
 } argon2_instance;
 
 /* ---- BLAKE2b helpers with the backend's F --------------------------------------------------- */
@@ -217,6 +220,23 @@ static void fill_segment(const argon2_instance *inst, uint32_t pass, uint32_t sl
     }
 }
 
+/* Before filling: fault in the lane's pages from the thread that fills it, so that a fresh
+ * mapping's page faults (and the kernel's zeroing of each page) run in parallel, in one madvise
+ * per lane where the kernel can (see argonishche_pages_prefault).  Blocks 0 and 1 already hold
+ * data: the pre-fault keeps it. */
+static void prefault_lane(const argon2_instance *inst, uint32_t lane) {
+    argonishche_pages_prefault(inst->memory + (size_t)lane * inst->lane_length,
+                               (size_t)inst->lane_length * ARGONISHCHE_BLOCK_BYTES);
+}
+
+/* After the last slice, by the thread that filled the lane (so in parallel, from its caches
+ * where they still hold it): nothing reads a lane's blocks but its last once the last barrier is
+ * passed, and that one is the tag's input, wiped by argonishche_argon2_hash after the tag. */
+static void wipe_lane(const argon2_instance *inst, uint32_t lane) {
+    argonishche_secure_wipe(inst->memory + (size_t)lane * inst->lane_length,
+                            (size_t)(inst->lane_length - 1) * ARGONISHCHE_BLOCK_BYTES);
+}
+
 /* ---- Lane threads -------------------------------------------------------------------------- */
 
 /* A barrier whose size is fixed only after the threads are started, so that a thread that
@@ -258,6 +278,9 @@ static ARGONISHCHE_THREAD_FN(work, arg) {
     argonishche_mutex_unlock(&t->lock);
 
     const argon2_instance *inst = t->inst;
+    /* Slice 0 of pass 0 references only its own lane: no barrier needed after the pre-fault. */
+    if (inst->prefault)
+        for (uint32_t lane = w->id; lane < inst->lanes; lane += members) prefault_lane(inst, lane);
     for (uint32_t pass = 0; pass < inst->passes; pass++) {
         for (uint32_t slice = 0; slice < SYNC_POINTS; slice++) {
             for (uint32_t lane = w->id; lane < inst->lanes; lane += members)
@@ -265,15 +288,21 @@ static ARGONISHCHE_THREAD_FN(work, arg) {
             team_barrier(t);
         }
     }
+    if (inst->wipe)
+        for (uint32_t lane = w->id; lane < inst->lanes; lane += members) wipe_lane(inst, lane);
     return ARGONISHCHE_THREAD_RETURN;
 }
 
 static void fill_memory(const argon2_instance *inst, uint32_t threads) {
     if (threads <= 1) {
+        if (inst->prefault)
+            for (uint32_t lane = 0; lane < inst->lanes; lane++) prefault_lane(inst, lane);
         for (uint32_t pass = 0; pass < inst->passes; pass++)
             for (uint32_t slice = 0; slice < SYNC_POINTS; slice++)
                 for (uint32_t lane = 0; lane < inst->lanes; lane++)
                     fill_segment(inst, pass, slice, lane);
+        if (inst->wipe)
+            for (uint32_t lane = 0; lane < inst->lanes; lane++) wipe_lane(inst, lane);
         return;
     }
     team t = {ARGONISHCHE_MUTEX_INIT, ARGONISHCHE_COND_INIT, 0, 0, 0, 0, inst};
@@ -314,8 +343,8 @@ size_t argonishche_argon2_memory_size(uint32_t memory_cost, uint32_t lanes) {
     return (size_t)(block_count(memory_cost, lanes) * ARGONISHCHE_BLOCK_BYTES);
 }
 
-int argonishche_argon2_hash(const void *argon2_kernels, const void *blake2b_kernels,
-                            const argonishche_argon2_request *r) {
+static int hash_request(const void *argon2_kernels, const void *blake2b_kernels,
+                        const argonishche_argon2_request *r, int prefault) {
     const argonishche_kernel_table *fill = argon2_kernels, *hash = blake2b_kernels;
     if (r->lanes == 0 || r->lanes > 0xFFFFFF || r->time_cost == 0 || r->tag_len < 4 ||
         r->tag_len > 0xFFFFFFFFu || (uint64_t)r->memory_cost < 8ULL * r->lanes ||
@@ -333,6 +362,8 @@ int argonishche_argon2_hash(const void *argon2_kernels, const void *blake2b_kern
         .passes = r->time_cost,
         .lanes = r->lanes,
         .lane_length = (uint32_t)(block_count(r->memory_cost, r->lanes) / r->lanes),
+        .prefault = prefault && r->memory != NULL,
+        .wipe = r->wipe_memory != 0,
     };
     inst.segment_length = inst.lane_length / SYNC_POINTS;
 
@@ -373,10 +404,24 @@ int argonishche_argon2_hash(const void *argon2_kernels, const void *blake2b_kern
 
     argonishche_secure_wipe(&final_block, sizeof final_block);
     argonishche_secure_wipe(final_bytes, sizeof final_bytes);
-    if (r->wipe_memory) argonishche_secure_wipe(inst.memory, memory_len);
+    if (r->wipe_memory) /* the rest was wiped by the lane threads (wipe_lane) */
+        for (uint32_t lane = 0; lane < inst.lanes; lane++)
+            argonishche_secure_wipe(
+                &inst.memory[(size_t)lane * inst.lane_length + inst.lane_length - 1],
+                ARGONISHCHE_BLOCK_BYTES);
     if (r->memory == NULL)
         argonishche_aligned_free(inst.memory);
     else
         argonishche_release_memory(&claim);
     return ARGONISHCHE_OK;
+}
+
+int argonishche_argon2_hash(const void *argon2_kernels, const void *blake2b_kernels,
+                            const argonishche_argon2_request *r) {
+    return hash_request(argon2_kernels, blake2b_kernels, r, 0);
+}
+
+int argonishche_argon2_hash_prefault(const void *argon2_kernels, const void *blake2b_kernels,
+                                     const argonishche_argon2_request *r) {
+    return hash_request(argon2_kernels, blake2b_kernels, r, 1);
 }

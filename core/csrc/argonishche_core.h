@@ -95,6 +95,11 @@ ARGONISHCHE_API
 int argonishche_argon2_hash(const void *argon2_kernels, const void *blake2b_kernels,
                             const argonishche_argon2_request *request);
 
+/* argonishche_argon2_hash into request->memory, a fresh mapping that the lane threads fault in
+ * (each its own lanes) before filling them (arena.c's hashes above an arena's bound). */
+int argonishche_argon2_hash_prefault(const void *argon2_kernels, const void *blake2b_kernels,
+                                     const argonishche_argon2_request *request);
+
 /* ---- Arenas: per-thread work memory kept between hashes (arena.c) ------------------------ */
 
 typedef struct argonishche_arena argonishche_arena;

@@ -14,8 +14,9 @@
  *                  destructor runs when the thread ends (pthread key; Windows: a fiber-local
  *                  slot from FlsAlloc, whose callback runs at thread exit, or when a fiber is
  *                  deleted: then per fiber, which is harmless, as a hash never switches fibers)
- *   pages          argonishche_pages_map/unmap/lock, argonishche_page_size (mmap vs
- *                  VirtualAlloc; mlock vs VirtualLock, whose limit is the working-set minimum)
+ *   pages          argonishche_pages_map/unmap/lock/prefault, argonishche_page_size (mmap vs
+ *                  VirtualAlloc; mlock vs VirtualLock, whose limit is the working-set minimum;
+ *                  MADV_POPULATE_WRITE vs touching each page)
  *   errors         argonishche_os_error: errno, or on Windows the errno nearest GetLastError(),
  *                  so that Python's os.strerror explains it on both
  *   aligned heap   argonishche_aligned_alloc/free (aligned_alloc vs _aligned_malloc)
@@ -179,6 +180,15 @@ static inline int argonishche_pages_lock(void *memory, size_t size) {
     return VirtualLock(memory, size) ? 0 : argonishche_os_error();
 }
 
+/* Faults in every page of [memory, memory + size) without changing its contents (see the
+ * POSIX version); Windows has no MADV_POPULATE_WRITE: one read-write of a byte per page. */
+static inline void argonishche_pages_prefault(void *memory, size_t size) {
+    size_t page = argonishche_page_size();
+    volatile uint8_t *p = memory;
+    for (size_t offset = 0; offset < size; offset += page) p[offset] = p[offset];
+    if (size != 0) p[size - 1] = p[size - 1];
+}
+
 static inline void *argonishche_aligned_alloc(size_t alignment, size_t size) {
     return _aligned_malloc(size, alignment);
 }
@@ -239,6 +249,30 @@ static inline void *argonishche_pages_map(size_t size, int populate, int *os_err
         return NULL;
     }
     return memory;
+}
+
+#if defined(__linux__) && !defined(MADV_POPULATE_WRITE)
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14; older C libraries lack the name */
+#endif
+
+/* Faults in every page of [memory, memory + size) (any alignment) without changing its
+ * contents, so it may run on memory part of which already holds data.  One madvise where the
+ * kernel has MADV_POPULATE_WRITE (5.14+: it takes huge pages where advised, and is far cheaper
+ * than a fault per page); else a read-write of one byte per page.  Only the thread that owns the
+ * range may be writing it meanwhile. */
+static inline void argonishche_pages_prefault(void *memory, size_t size) {
+    if (size == 0) return;
+    size_t page = argonishche_page_size();
+    uintptr_t start = (uintptr_t)memory & ~(uintptr_t)(page - 1);
+#ifdef MADV_POPULATE_WRITE
+    if (madvise((void *)start, (uintptr_t)memory + size - start, MADV_POPULATE_WRITE) == 0)
+        return;
+#endif
+    volatile uint8_t *p = memory;
+    for (uintptr_t at = start; at < (uintptr_t)memory + size; at += page) {
+        size_t offset = at < (uintptr_t)memory ? 0 : (size_t)(at - (uintptr_t)memory);
+        p[offset] = p[offset];
+    }
 }
 
 /* Any page-aligned part of a mapping (huge-page trimming unmaps its edges). */
