@@ -109,6 +109,8 @@ def test_cli_bench_blake2b_table(capsys):
     usable = [b for b in argonishche.backends() if b.state in ("selected", "available")]
     assert len(big) == 2 + len(usable)      # selected, every backend, hashlib
     assert len(small) == 2                  # selected and hashlib: backend= is another path
+    objects = [line for line in out.splitlines() if line.strip().startswith("64 B object")]
+    assert len(objects) == 2                # new + update + digest, ours and hashlib's
 
 
 def test_cli_bench_plot_draws_a_small_png(capsys, tmp_path):

@@ -89,3 +89,18 @@ def test_noise_report_with_single_samples_says_so():
     _, data = report.noise_report({"argon2": [{"point": "p", "results": [
         {"subject": "s", "mode": "hot", "samples_s": [1.0]}]}]}, QUIET, QUIET)
     assert "too few repetitions" in data["verdict"]
+
+
+def test_startup_report_compares_ours_with_argon2_cffi():
+    samples = {"python -c pass": [0.02, 0.02, 0.021, 0.02],
+               "import argonishche + first hash": [0.05, 0.05, 0.06, 0.05],
+               "import argon2 + first hash": [0.04, 0.04, 0.04, 0.04]}
+    text = report.startup_report(samples, 4)
+    lines = text.splitlines()
+    assert lines[0].startswith("Start-up (cold") and "4 interleaved repetitions" in lines[0]
+    assert lines[2].split()[:4] == ["import", "argonishche", "+", "first"]
+    assert lines[-1] == ("  argonishche / argon2-cffi: 1.25x (medians); per repetition 1.25x, "
+                         "middle half 1.25..1.31x")
+    without_peer = report.startup_report({k: v for k, v in samples.items()
+                                          if "argon2 " not in k}, 4)
+    assert "argon2-cffi" not in without_peer

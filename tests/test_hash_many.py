@@ -303,3 +303,106 @@ def test_hash_many_workers_and_chunk_size_win_over_the_executor(many_cpus, monke
         encoded = argonishche.hash_many(passwords, executor=pool, **option, **MANY_COSTS)
     assert submitted == sizes
     check_hashes(passwords, encoded)
+
+
+# ---- without an executor: the process's shared pool, and the calling thread ------------------
+
+
+def test_hash_many_makes_no_pool_or_thread_per_call(monkeypatch):
+    import concurrent.futures
+
+    made = []
+    original_init = concurrent.futures.ThreadPoolExecutor.__init__
+
+    def recording_init(self, *args, **kwargs):
+        made.append(self)
+        original_init(self, *args, **kwargs)
+    from argonishche._pool import THREAD_NAME_PREFIX, pool_size
+
+    argonishche.hash_many(["warm", "up", "the", "pool"], **MANY_COSTS)  # the pool exists now
+    monkeypatch.setattr(concurrent.futures.ThreadPoolExecutor, "__init__", recording_init)
+    threads_before = {thread.ident for thread in threading.enumerate()}
+    for _ in range(3):
+        check_hashes(PASSWORDS, argonishche.hash_many(PASSWORDS, **MANY_COSTS))
+    assert made == []
+    new = [thread for thread in threading.enumerate() if thread.ident not in threads_before]
+    assert all(thread.name.startswith(THREAD_NAME_PREFIX) for thread in new), new
+    assert len([thread for thread in threading.enumerate()  # the pool's, started on demand
+                if thread.name.startswith(THREAD_NAME_PREFIX)]) <= pool_size()
+
+
+def test_hash_many_runs_on_the_calling_thread_and_the_shared_pool(monkeypatch):
+    from argonishche import _batch, _pool
+
+    running, most, names, lock = [0], [0], set(), threading.Lock()
+    original = _batch.hash_chunk
+
+    def counted(*args):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+            names.add(threading.current_thread().name)
+        try:
+            return original(*args)
+        finally:
+            with lock:
+                running[0] -= 1
+    monkeypatch.setattr(_batch, "hash_chunk", counted)
+    passwords = [f"pw{i}" for i in range(24)]
+    check_hashes(passwords, argonishche.hash_many(passwords, workers=1, **MANY_COSTS))
+    assert most[0] == 1 and names == {threading.current_thread().name}  # workers=1: inline
+    names.clear()
+    check_hashes(passwords, argonishche.hash_many(passwords, workers=64, **MANY_COSTS))
+    assert most[0] <= _pool.pool_size()  # workers= beyond the CPUs: capped at the pool's size
+    assert names - {threading.current_thread().name} <= {
+        thread.name for thread in threading.enumerate()
+        if thread.name.startswith(_pool.THREAD_NAME_PREFIX)}
+
+
+@pytest.mark.timeout(120)
+def test_hash_many_from_every_pool_thread_at_once_does_not_deadlock():
+    # Each call waits for its chunks while holding a pool thread: had they been queued on the
+    # (busy) pool alone, none would ever run.  The calling thread hashes them instead.
+    from argonishche._pool import pool_size, shared_pool
+
+    passwords = [f"pw{i}" for i in range(6)]
+    calls = [shared_pool().submit(argonishche.hash_many, passwords, **MANY_COSTS)
+             for _ in range(pool_size() + 1)]
+    for call in calls:
+        check_hashes(passwords, call.result(timeout=60))
+
+
+def test_hash_many_error_stops_the_batch_and_is_raised(monkeypatch):
+    from argonishche import _batch
+
+    started = []
+    original = _batch.hash_chunk
+
+    def failing(passwords, salts, options):
+        started.append(passwords)
+        if "bad" in passwords:
+            raise ValueError("no")
+        return original(passwords, salts, options)
+    monkeypatch.setattr(_batch, "hash_chunk", failing)
+    with pytest.raises(ValueError, match="no"):
+        argonishche.hash_many(["bad"] + [f"pw{i}" for i in range(40)], workers=2, chunk_size=1,
+                              **MANY_COSTS)
+    assert len(started) < 41  # the chunks not started when it failed never ran
+    check_hashes(["a", "b"], argonishche.hash_many(["a", "b"], **MANY_COSTS))  # still usable
+
+
+def test_hash_many_in_a_forked_child_uses_a_pool_of_its_own():
+    result = run_python("""
+        import os, signal
+        import argonishche
+        costs = dict(time_cost=1, memory_cost=64, parallelism=1)
+        argonishche.hash_many([f"pw{i}" for i in range(8)], **costs)  # the parent's pool
+        pid = os.fork()
+        if pid == 0:
+            signal.alarm(30)
+            out = argonishche.hash_many([f"pw{i}" for i in range(8)], workers=2, **costs)
+            os._exit(0 if len(out) == 8 else 1)
+        print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+        """, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "0", result.stdout + result.stderr

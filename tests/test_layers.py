@@ -15,7 +15,8 @@ import argonishche
 PACKAGE = pathlib.Path(argonishche.__file__).parent
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("_version", "exceptions", "_features", "build", "vectors", "_core", "_warn", "_async"),
+    ("_version", "exceptions", "_features", "build", "vectors", "_core", "_warn", "_pool",
+     "_async", "_blake2b_type"),
     ("_settings", "hookspecs", "_entry_points", "_params", "_phc", "_driver", "_hash_parameters"),
     ("_cpu", "_selftest", "_certify", "_allocators"),
     ("_discovery", "_backend_checks", "_selection"),
@@ -26,6 +27,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("__init__",),
     ("_bench", "_cli", "__main__", "argon2_cffi", "contrib"),
 )
+#: The package's compiled modules (no .py file to find them by); they import none of its modules.
+COMPILED = ("_core", "_blake2b_type")
 LAYER_OF = {name: index for index, layer in enumerate(LAYERS) for name in layer}
 
 
@@ -53,7 +56,7 @@ def imports_of(path: pathlib.Path) -> set[str]:
             found.update(alias.name.split(".")[1] for alias in node.names
                          if alias.name.startswith("argonishche."))
     return {name for name in found if (PACKAGE / f"{name}.py").exists()
-            or (PACKAGE / name).is_dir() or name == "_core"}
+            or (PACKAGE / name).is_dir() or name in COMPILED}
 
 
 def graph() -> dict[str, set[str]]:

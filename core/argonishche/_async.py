@@ -1,15 +1,17 @@
 """Hashing from asyncio code without blocking the event loop: :func:`run_blocking`.
 
 Every hash releases the GIL for its whole C call, so running it on another thread leaves the
-event loop free.  :func:`run_blocking` runs a call on one thread pool shared by the whole process:
+event loop free.  :func:`run_blocking` runs a call on the thread pool the whole process shares
+(``argonishche._pool``: ``hash_many`` runs there too):
 
 * **Bounded.**  At most :func:`pool_size` calls run at once (the CPUs this process may run on),
   however many coroutines await: more would only make each hash slower and keep more work
   memory, since each pool thread keeps one hash's worth (``trim_memory()`` returns it).  Calls
   beyond that wait their turn in the pool's queue (unbounded: limiting how many requests hash
   at all, a semaphore say, is the application's part), without blocking the loop.
-* **Lazy.**  Importing this module neither imports asyncio nor starts a thread; the pool is made
-  (under a lock, once) by the first call, and serves every event loop of every thread.
+* **Lazy.**  Importing this module imports neither asyncio nor concurrent.futures, nor starts a
+  thread; the pool is made (under a lock, once) by the first call, and serves every event loop
+  of every thread.
 * **fork()-safe.**  A child process forgets its parent's pool (whose threads did not survive the
   fork) and makes its own on first use, instead of queueing work for threads that are not there.
 * **Interpreter exit** waits for the calls running, and those queued whose ``await`` was not
@@ -28,51 +30,15 @@ from __future__ import annotations
 
 import contextvars
 import functools
-import os
-import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import ParamSpec, TypeVar
+
+from ._pool import pool_size, shared_pool
+
+__all__ = ["pool_size", "run_blocking"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
-
-_lock = threading.Lock()
-_pool: ThreadPoolExecutor | None = None
-
-
-def pool_size() -> int:
-    """Threads of the shared pool: the CPUs this process may run on (its affinity mask where the
-    OS has one, else ``os.cpu_count()``), at least 1."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):  # not on Linux, or not allowed
-        return os.cpu_count() or 1
-
-
-def _executor() -> ThreadPoolExecutor:
-    """The shared pool, made on first use (double-checked: one pool, whatever the races)."""
-    global _pool
-    pool = _pool
-    if pool is None:
-        with _lock:
-            pool = _pool
-            if pool is None:
-                pool = _pool = ThreadPoolExecutor(max_workers=pool_size(),
-                                                  thread_name_prefix="argonishche-async")
-    return pool
-
-
-def _forget_pool_after_fork() -> None:
-    # The parent's pool threads do not exist in the child, but its queue and idle count do: a
-    # call submitted to it would wait forever.  The lock may have been held at the fork.
-    global _pool, _lock
-    _pool = None
-    _lock = threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):  # POSIX
-    os.register_at_fork(after_in_child=_forget_pool_after_fork)
 
 
 async def run_blocking(fn: Callable[P, R], /, *args: P.args, **kwargs: P.kwargs) -> R:
@@ -85,4 +51,4 @@ async def run_blocking(fn: Callable[P, R], /, *args: P.args, **kwargs: P.kwargs)
 
     loop = get_running_loop()
     call = functools.partial(contextvars.copy_context().run, fn, *args, **kwargs)
-    return await loop.run_in_executor(_executor(), call)
+    return await loop.run_in_executor(shared_pool(), call)

@@ -1,26 +1,52 @@
-"""Hashing many passwords at once: a pool of threads, or any concurrent.futures.Executor.
+"""Hashing many passwords at once: on the process's shared thread pool, or any
+concurrent.futures.Executor.
 
 Each hash releases the GIL for its whole C call, so plain threads scale over cores; each thread
 keeps its own work memory (the ``arena`` allocator), so memory stays at one hash's worth per
-thread however many passwords there are.  Work is submitted in chunks to a module-level function,
-so a process pool or a cluster's ``concurrent.futures.Executor`` (dask.distributed's
-``Client.get_executor()``, say) can run it unchanged.
+thread however many passwords there are.  Without an executor the chunks run on the pool that
+``run_blocking`` uses too (``_pool``: one per process, made at first use, as many threads as
+CPUs) and on the calling thread, which takes chunks like the pool's threads instead of waiting
+idle: no pool (nor thread) is made per call, and a call from a pool thread (``run_blocking``
+of ``hash_many``) cannot deadlock waiting for a pool that is busy.  Given an executor, work is
+submitted in chunks to a module-level function, so a process pool or a cluster's
+``concurrent.futures.Executor`` (dask.distributed's ``Client.get_executor()``, say) can run it
+unchanged.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import Executor, ThreadPoolExecutor, as_completed
-from typing import Any, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar, cast
 
 from ._argon2 import DEFAULTS, argon2_hash_encoded
 from .exceptions import ParameterTypeError
 from .hookspecs import Allocator
 from ._params import MIN_SALT_LEN, UINT32_MAX, Argon2Params, Buffer, TypeLike, Wipe, integer
+from ._pool import pool_size, shared_pool
+
+if TYPE_CHECKING:  # concurrent.futures is imported only when a batch needs the pool
+    from concurrent.futures import Future
+
+T = TypeVar("T")
+
+
+class Executor(Protocol):
+    """What ``hash_many`` needs of its *executor*: a ``concurrent.futures.Executor``'s
+    ``submit`` (any executor has it).  A protocol rather than ``concurrent.futures.Executor``
+    itself, so that annotating with it does not import concurrent.futures (and logging) into
+    every process that imports argonishche."""
+
+    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]: ...
 
 #: The most ``workers=`` accepted (a larger executor's count is capped to it for chunking).
 MAX_WORKERS = 4096
+
+#: Without an executor, about this many chunks per worker by default: the threads take the next
+#: chunk as they finish one, so small chunks cost little and keep the last ones from finishing
+#: alone (24 default-cost passwords on 2 CPUs: one password a chunk).
+TASKS_PER_POOL_WORKER = 16
 
 #: ``progress=``: called as ``progress(done, total)``; what it returns is ignored.
 Progress: TypeAlias = Callable[[int, int], object]
@@ -84,14 +110,17 @@ def hash_many(passwords: Iterable[Buffer | str], *, type: TypeLike = DEFAULTS.ty
 
     :param executor: run the chunks on this ``concurrent.futures.Executor`` (a
         ThreadPoolExecutor, a ProcessPoolExecutor, a dask.distributed ``Client.get_executor()``...);
-        by default a thread pool of *workers* threads made for this call.
-    :param workers: the number of workers to size the chunks for (and, without *executor*, the
-        threads of the pool made for this call).  Default: the executor's own count where it
-        tells (a thread or process pool's ``max_workers``; a dask.distributed executor's worker
-        threads, summed, when the call starts), else one per CPU of this machine.  Give it for
+        by default on the calling thread and the process's shared hashing pool (the one
+        ``run_blocking`` uses: as many threads as CPUs, made once, kept for the next call).
+    :param workers: the number of workers to size the chunks for; without *executor*, also the
+        most hashes this call runs at once, itself capped at the shared pool's size (the CPUs:
+        more threads would not hash faster).  Default: the executor's own count where it tells
+        (a thread or process pool's ``max_workers``; a dask.distributed executor's worker
+        threads, summed, when the call starts), else one per CPU of this process.  Give it for
         an executor that does not tell, or whose cluster will grow.
-    :param chunk_size: passwords per submitted task; default: about four tasks per worker.
-        Given, it wins over *workers*.
+    :param chunk_size: passwords per submitted task; default: about four tasks per worker
+        (without *executor*, 16 chunks per worker: see ``TASKS_PER_POOL_WORKER``).  Given, it
+        wins over *workers*.
     :param progress: called as ``progress(done, total)`` each time a chunk finishes.
 
     Each hash fills its lanes on one thread (``threads=1``): the parallelism is across hashes.
@@ -104,27 +133,32 @@ def hash_many(passwords: Iterable[Buffer | str], *, type: TypeLike = DEFAULTS.ty
     Argon2Params.check(type=type, version=version, time_cost=time_cost,
                        memory_cost=memory_cost, parallelism=parallelism, hash_len=hash_len)
     salt_len = integer("salt_len", salt_len, MIN_SALT_LEN, UINT32_MAX)
-    if workers is None:
-        told = executor_workers(executor) if executor is not None else None
+    if workers is None and executor is None:
+        workers = pool_size()
+    elif workers is None and executor is not None:
+        told = executor_workers(executor)
         workers = min(told, MAX_WORKERS) if told else os.cpu_count() or 1
     workers = integer("workers", workers, 1, MAX_WORKERS)
     total = len(passwords)
-    if chunk_size is None:
-        chunk_size = max(1, -(-total // (4 * workers)))
+    if chunk_size is None:  # on the shared pool a chunk costs a lock and a queue item: finer
+        tasks = 4 * workers if executor is not None else TASKS_PER_POOL_WORKER * workers
+        chunk_size = max(1, -(-total // tasks))
     chunk_size = integer("chunk_size", chunk_size, 1, UINT32_MAX)
     options = dict(type=type, time_cost=time_cost, memory_cost=memory_cost,
                    parallelism=parallelism, hash_len=hash_len, version=version, secret=secret,
                    associated_data=associated_data, allocator=allocator, wipe=wipe,
                    backend=backend, threads=1)
     salts = [os.urandom(salt_len) for _ in range(total)]
-    own_pool = executor is None
     if executor is None:
-        executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="argonishche")
+        return _on_shared_pool(passwords, salts, options, chunk_size, workers, progress)
+    from concurrent.futures import as_completed  # the executor's own module: loaded already
+
     results: list[str | None] = [None] * total
+    futures: dict[Future[list[str]], int] = {}
     try:
-        futures = {executor.submit(hash_chunk, passwords[start:start + chunk_size],
-                                   salts[start:start + chunk_size], options): start
-                   for start in range(0, total, chunk_size)}
+        for start in range(0, total, chunk_size):
+            futures[executor.submit(hash_chunk, passwords[start:start + chunk_size],
+                                    salts[start:start + chunk_size], options)] = start
         done = 0
         for future in as_completed(futures):
             start = futures[future]
@@ -134,6 +168,85 @@ def hash_many(passwords: Iterable[Buffer | str], *, type: TypeLike = DEFAULTS.ty
             if progress is not None:
                 progress(done, total)
     finally:
-        if own_pool:
-            executor.shutdown(wait=True, cancel_futures=True)
+        for future in futures:  # an error or an interrupt: no chunk of this call starts now
+            future.cancel()
+    return cast("list[str]", results)  # every chunk has filled its slots
+
+
+def _on_shared_pool(passwords: Sequence[Buffer | str], salts: Sequence[bytes],
+                    options: dict[str, Any], chunk_size: int, workers: int,
+                    progress: Progress | None) -> list[str]:
+    """The chunks hashed by the calling thread and by up to ``min(workers, pool_size()) - 1``
+    threads of the shared pool, each taking the next chunk until none is left.
+
+    Progress is reported, and errors raised, on the calling thread (between its own chunks, then
+    while it waits for the pool's); on an error or interrupt no further chunk starts, and the
+    call returns once the chunks already started have ended (none uses the passwords after).
+    """
+    import queue
+
+    total = len(passwords)
+    starts = iter(range(0, total, chunk_size))
+    take_lock = threading.Lock()
+    stopped = False
+    finished: queue.SimpleQueue[tuple[int, list[str] | BaseException]] = queue.SimpleQueue()
+
+    def take() -> int | None:
+        with take_lock:
+            return None if stopped else next(starts, None)
+
+    def hash_one(start: int) -> None:
+        try:
+            chunk: list[str] | BaseException = hash_chunk(
+                passwords[start:start + chunk_size], salts[start:start + chunk_size], options)
+        except BaseException as exc:  # reported (raised) on the calling thread
+            chunk = exc
+        finished.put((start, chunk))
+
+    def helper() -> None:
+        while (start := take()) is not None:
+            hash_one(start)
+
+    chunks = -(-total // chunk_size)
+    helpers: list[Future[None]] = []
+    if min(workers, pool_size(), chunks) > 1:
+        pool = shared_pool()
+        for _ in range(min(workers, pool_size(), chunks) - 1):
+            try:
+                helpers.append(pool.submit(helper))
+            except RuntimeError:  # the interpreter is shutting down: no new pool work
+                break
+    results: list[str | None] = [None] * total
+    received = done = 0
+
+    def receive(block: bool) -> bool:
+        nonlocal received, done
+        try:
+            start, chunk = finished.get(block=block)
+        except queue.Empty:
+            return False
+        received += 1
+        if isinstance(chunk, BaseException):
+            raise chunk
+        results[start:start + len(chunk)] = chunk
+        done += len(chunk)
+        if progress is not None:
+            progress(done, total)
+        return True
+
+    try:
+        while (start := take()) is not None:
+            hash_one(start)
+            while receive(block=False):
+                pass
+        while received < chunks:
+            receive(block=True)
+    finally:
+        with take_lock:
+            stopped = True
+        for future in helpers:
+            future.cancel()  # not started yet: it never will
+        for future in helpers:
+            if not future.cancelled():
+                future.exception()  # waits for a running helper to end its chunk
     return cast("list[str]", results)  # every chunk has filled its slots

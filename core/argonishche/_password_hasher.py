@@ -10,11 +10,10 @@ from __future__ import annotations
 import codecs
 import os
 from collections.abc import Iterable
-from concurrent.futures import Executor
 from typing import Literal, TypedDict
 
 from ._argon2 import DEFAULTS, argon2_hash_encoded, argon2_verify
-from ._batch import Progress, hash_many
+from ._batch import Executor, Progress, hash_many
 from ._hash_parameters import Parameters, extract_parameters
 from .exceptions import InvalidHashError, ParameterError, ParameterTypeError
 from .hookspecs import Allocator

@@ -20,6 +20,7 @@ def run(args: argparse.Namespace) -> int:
     """``argonishche bench``: 0, 2 for bad flags, 130 when interrupted (what was measured by
     then is printed and saved all the same)."""
     from . import suites
+    from .compare import compare_report, load
     from .machine import machine_description, machine_state
     from .plot import load_pyplot, plot
     from .points import DEFAULT_POINTS, Point
@@ -37,6 +38,13 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"argonishche bench: {exc}", file=sys.stderr)
         return 2
+    saved: dict[str, Any] | None = None
+    if args.compare:
+        try:
+            saved = load(args.compare)  # before the run: a wrong path is told at once
+        except ValueError as exc:
+            print(f"argonishche bench: --compare: {exc}", file=sys.stderr)
+            return 2
     modes = [mode for mode in ("hot", "cold") if getattr(args, mode)] or ["hot"]
     progress = Progress(sys.stderr) if sys.stderr.isatty() else None
     before = machine_state()
@@ -70,6 +78,9 @@ def run(args: argparse.Namespace) -> int:
             progress.clear()
     text, results["noise"] = noise_report(results, before)
     print(text)
+    if saved is not None:
+        text, results["compare"] = compare_report(saved, results, args.compare)
+        print(text)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(results, f, indent=2)
@@ -118,6 +129,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser],
     parser.add_argument("--startup", action="store_true",
                         help="also time a new process's import and first hash")
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    parser.add_argument("--compare", metavar="OLD.json",
+                        help="also print each row's ratio to a run saved with --json, "
+                             "flagging rows slower beyond the runs' noise")
     parser.add_argument("--plot", metavar="FILE.png",
                         help="also draw hashes/s against memory size per backend "
                              f"(needs matplotlib: {PLOT_HINT})")

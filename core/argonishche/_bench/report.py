@@ -116,11 +116,23 @@ def blake2b_report(cases: dict[str, tuple[bytes, list[Subject]]],
     return "\n".join(lines), report
 
 
-def startup_report(samples: dict[str, list[float]], repetitions: int) -> str:
+def startup_report(samples: dict[str, list[float]], repetitions: int,
+                   ours: str = "import argonishche + first hash",
+                   peer: str = "import argon2 + first hash") -> str:
+    """Each case's median and range, then ours against the peer's: the ratio of the medians,
+    and the middle half of the per-repetition ratios (each repetition ran both, interleaved)."""
     lines = [f"Start-up (cold: a new process each time; {repetitions} interleaved repetitions)"]
     for name, values in samples.items():
         lines.append(f"  {name:<34}{statistics.median(values) * 1e3:>8.1f} ms median  "
                      f"{_range(values, lambda x: x * 1e3):>15} ms")
+    if samples.get(ours) and samples.get(peer):
+        paired = [a / b for a, b in zip(samples[ours], samples[peer], strict=False)]
+        ratio = statistics.median(samples[ours]) / statistics.median(samples[peer])
+        middle = (statistics.quantiles(paired, n=4, method="inclusive") if len(paired) >= 2
+                  else [paired[0], paired[0], paired[0]])
+        lines.append(f"  argonishche / argon2-cffi: {ratio:.2f}x (medians); per repetition "
+                     f"{statistics.median(paired):.2f}x, middle half "
+                     f"{middle[0]:.2f}..{middle[2]:.2f}x")
     return "\n".join(lines)
 
 

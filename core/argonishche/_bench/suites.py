@@ -5,7 +5,7 @@ them interleaved and prints its table.
 - :func:`bench_memory`: every allocator with the wipe on and off;
 - :func:`bench_batch`: ``hash_many`` against one thread;
 - :func:`bench_startup`: a new interpreter's import and first hash;
-- :func:`bench_blake2b`: throughput and one-shot latency against ``hashlib``.
+- :func:`bench_blake2b`: throughput and 64-byte latency against ``hashlib``.
 
 Each prints to *out*, ``sys.stdout`` looked up per call so that it can be redirected.
 """
@@ -146,12 +146,14 @@ def bench_batch(point: Point = SERVER_POINT, *, count: int = 200, workers: int =
     return data
 
 
+OUR_STARTUP = "import argonishche + first hash"
+PEER_STARTUP = "import argon2 + first hash"
 STARTUP_CASES = {
     "python -c pass": "pass",
-    "import argonishche + first hash": (
+    OUR_STARTUP: (
         "import argonishche; argonishche.argon2_hash(b'pw', b'saltsalt', memory_cost=8, "
         "parallelism=1, time_cost=1)"),
-    "import argon2 + first hash": (
+    PEER_STARTUP: (
         "import argon2.low_level as a; a.hash_secret_raw(b'pw', b'saltsalt', time_cost=1, "
         "memory_cost=8, parallelism=1, hash_len=32, type=a.Type.ID)"),
 }
@@ -161,35 +163,54 @@ def bench_startup(repetitions: int = 15, out: TextIO | None = None) -> dict[str,
     """Cold start of a fresh interpreter to its first Argon2 tag, ours against argon2-cffi's.
 
     Each sample is a new process (cold: imports, plugin discovery, CPU probe and self-test all
-    included), interleaved case by case; the first hash uses tiny costs so that start-up shows.
+    included), interleaved case by case, the order reversed every other repetition; the first
+    hash uses tiny costs so that start-up shows.  Bytecode is cached (as in any installed
+    package) in a directory of this run's, warmed by one uncounted run of each case, so that a
+    stale or unwritable ``__pycache__`` (``PYTHONDONTWRITEBYTECODE``) cannot count as start-up;
+    ``-E``, so that no ``PYTHON*`` variable of this shell applies (``ARGONISHCHE_*`` ones do).
     """
     out = sys.stdout if out is None else out
     import importlib.util
     import subprocess
+    import tempfile
 
     cases = dict(STARTUP_CASES)
     if importlib.util.find_spec("argon2") is None:
-        cases.pop("import argon2 + first hash")
+        cases.pop(PEER_STARTUP)
     samples: dict[str, list[float]] = {name: [] for name in cases}
-    for _ in range(repetitions):
-        for name, code in cases.items():
-            started = time.perf_counter()
-            subprocess.run([sys.executable, "-c", code], check=True)
-            samples[name].append(time.perf_counter() - started)
+    with tempfile.TemporaryDirectory(prefix="argonishche-bench-") as cache:
+        # -E: no PYTHON* variable of this shell (PYTHONDONTWRITEBYTECODE...) applies to them.
+        commands = {name: [sys.executable, "-E", "-X", f"pycache_prefix={cache}", "-c", code]
+                    for name, code in cases.items()}
+        for command in commands.values():  # compiles every module once, uncounted
+            subprocess.run(command, check=True)
+        for repetition in range(repetitions):
+            order = list(commands.items())
+            for name, command in order if repetition % 2 == 0 else order[::-1]:
+                started = time.perf_counter()
+                subprocess.run(command, check=True)
+                samples[name].append(time.perf_counter() - started)
     print(startup_report(samples, repetitions), file=out)
     return {name: values for name, values in samples.items()}
 
 
 def bench_blake2b(*, repetitions: int, budget: float, progress: Progress | None = None,
                   out: TextIO | None = None) -> dict[str, Any]:
-    """1 MiB throughput and 64-byte one-shot latency, against hashlib.blake2b, interleaved."""
+    """1 MiB throughput, and 64-byte latency one-shot and as an object (new, update, digest),
+    against hashlib.blake2b, interleaved."""
     out = sys.stdout if out is None else out
     import hashlib
 
     big, small = bytes(range(256)) * 4096, bytes(range(64))
     cases = {}
-    for label, data in (("1 MiB", big), ("64 B one-shot", small)):
-        def ours(d: bytes = data) -> bytes:
+    for label, data in (("1 MiB", big), ("64 B one-shot", small), ("64 B object", small)):
+        incremental = label == "64 B object"
+
+        def ours(d: bytes = data, incremental: bool = incremental) -> bytes:
+            if incremental:
+                h = blake2b()
+                h.update(d)
+                return h.digest()
             return blake2b(d).digest()
 
         subjects = [Subject(f"argonishche ({_registry.get().selected_name('blake2b')})", ours)]
@@ -202,7 +223,11 @@ def bench_blake2b(*, repetitions: int, budget: float, progress: Progress | None 
 
                 subjects.append(Subject(f"  backend {e.name}", forced))
 
-        def theirs(d: bytes = data) -> bytes:
+        def theirs(d: bytes = data, incremental: bool = incremental) -> bytes:
+            if incremental:
+                h = hashlib.blake2b()
+                h.update(d)
+                return h.digest()
             return hashlib.blake2b(d).digest()
 
         subjects.append(Subject("hashlib.blake2b", theirs))
