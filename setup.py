@@ -8,6 +8,7 @@ tests/test_packaging.py checks the tag, the file names and the symbols the modul
 
 import importlib.util
 import os
+import sys
 
 from setuptools import Extension, find_packages, setup
 
@@ -29,7 +30,11 @@ setup(
         "argonishche._blake2b_type", sources=["core/ext/blake2b_type.c"],
         include_dirs=["core/csrc", "core/argonishche/include"], py_limited_api=True,
         define_macros=[("Py_LIMITED_API", "0x030B0000")],
-        extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra"])],
+        extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra"],
+        # It calls nothing in libc, so the linker would record no libc at all, and auditwheel
+        # (which manylinux repair runs) refuses a module whose libc it cannot tell.
+        extra_link_args=(["-Wl,--no-as-needed", "-lc", "-Wl,--as-needed"]
+                         if sys.platform.startswith("linux") else []))],
     cffi_modules=[
         "core/build_core.py:ffibuilder",
         "core/build_bench.py:ffibuilder",
