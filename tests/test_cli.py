@@ -310,6 +310,16 @@ def test_selftest_runs_every_vector_on_every_usable_backend():
             assert f"{backend.name:<10} ok" in out.stdout
 
 
+def test_selftest_fails_when_no_backend_could_be_tested():
+    # Before, every backend "not run" still exited 0, so a smoke test of a wheel whose backends
+    # were all unusable passed.
+    names = ",".join(b.name for b in argonishche.backends())
+    out = run("selftest", ARGONISHCHE_DISABLE_BACKENDS=names)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "no backend could be tested" in out.stderr
+    assert "not run: blocked" in out.stdout
+
+
 # ---- usage ------------------------------------------------------------------------------------
 
 

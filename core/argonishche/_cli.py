@@ -75,13 +75,20 @@ def _command_info(args: argparse.Namespace) -> int:
 
 
 def _command_selftest(args: argparse.Namespace) -> int:
+    """0 only if every backend that could run passed and at least one ran: a backend that failed
+    to load or its checks is a failure too (an installation where nothing can hash, or one with
+    a broken module, must not pass a release's smoke test)."""
+    from ._discovery import CERTIFICATION_FAILED, LOAD_FAILED, SELFTEST_FAILED
+
     reg = _registry.get()
-    status = 0
+    status, tested = 0, 0
     for entry in reg.entries.values():
         if entry.table is None:
             print(f"{entry.name:<10} not run: {entry.state}"
                   + (f" ({entry.reason})" if entry.reason else ""))
+            status |= entry.state in (LOAD_FAILED, SELFTEST_FAILED, CERTIFICATION_FAILED)
             continue
+        tested += 1
         if args.full:  # the certification, run now and remembered (see _certify)
             result = _certify.certify(entry.module, entry.table, force=True)
             failures, took = result.failures, f" ({result.seconds:.2f} s)"
@@ -91,6 +98,9 @@ def _command_selftest(args: argparse.Namespace) -> int:
         for failure in failures:
             print(f"{'':<10} wrong: {failure}")
         status |= bool(failures)
+    if not tested:
+        print("no backend could be tested: nothing here can hash", file=sys.stderr)
+        return 1
     return status
 
 
