@@ -315,7 +315,8 @@ ARGONISHCHE_INLINE __m256i blake2b_message(const uint8_t *block, int i0, int i1,
     } while (0)
 
 static void avx2_blake2b_compress(uint64_t h[8], uint64_t t[2], const uint8_t *blocks,
-                                  size_t nblocks, uint64_t increment, uint64_t final_flag) {
+                                  size_t nblocks, uint64_t increment, uint64_t final_flag,
+                                  uint64_t last_node_flag) {
     const __m256i iv_low = _mm256_loadu_si256((const __m256i *)argonishche_blake2b_iv);
     const __m256i iv_high = _mm256_loadu_si256((const __m256i *)(argonishche_blake2b_iv + 4));
     /* h stays in registers across a run of blocks (the contract allows it). */
@@ -328,9 +329,10 @@ static void avx2_blake2b_compress(uint64_t h[8], uint64_t t[2], const uint8_t *b
         t0 += increment;
         t1 += (t0 < increment);
         __m256i a = h_low, b = h_high, c = iv_low;
-        /* v12..v14 ^= t0, t1, f0 (section 3.2); f1 is always 0 here (no tree hashing). */
+        /* v12..v15 ^= t0, t1, f0, f1 (section 3.2). */
         __m256i d = _mm256_xor_si256(
-            iv_high, _mm256_set_epi64x(0, (long long)final_flag, (long long)t1, (long long)t0));
+            iv_high, _mm256_set_epi64x((long long)last_node_flag, (long long)final_flag,
+                                       (long long)t1, (long long)t0));
         BLAKE2B_ROUND(0);
         BLAKE2B_ROUND(1);
         BLAKE2B_ROUND(2);

@@ -131,7 +131,8 @@ ARGONISHCHE_INLINE void neon128_blake2b_round(uint64x2_t x[8], const uint64x2_t 
 /* h stays in registers across a run of blocks, which the contract allows: several blocks come
  * only with the same increment and no final flag. */
 static void neon128_blake2b_compress(uint64_t h[8], uint64_t t[2], const uint8_t *blocks,
-                                     size_t nblocks, uint64_t increment, uint64_t final_flag) {
+                                     size_t nblocks, uint64_t increment, uint64_t final_flag,
+                                     uint64_t last_node_flag) {
     const uint64_t *iv = argonishche_blake2b_iv;
     uint64x2_t h01 = vld1q_u64(h), h23 = vld1q_u64(h + 2);
     uint64x2_t h45 = vld1q_u64(h + 4), h67 = vld1q_u64(h + 6);
@@ -143,11 +144,12 @@ static void neon128_blake2b_compress(uint64_t h[8], uint64_t t[2], const uint8_t
         t1 += (t0 < increment);
         /* Byte loads: the input has no alignment, and the words are little-endian. */
         for (int k = 0; k < 8; k++) msg[k] = vreinterpretq_u64_u8(vld1q_u8(blocks + 16 * k));
-        /* v = h || IV, then v12, v13 ^= t and v14 ^= f0 (f1 stays 0: no tree hashing). */
+        /* v = h || IV, then v12, v13 ^= t and v14, v15 ^= f0, f1. */
         x[0] = h01, x[1] = h23, x[2] = h45, x[3] = h67;
         x[4] = vld1q_u64(iv), x[5] = vld1q_u64(iv + 2);
         x[6] = veorq_u64(vld1q_u64(iv + 4), vcombine_u64(vcreate_u64(t0), vcreate_u64(t1)));
-        x[7] = veorq_u64(vld1q_u64(iv + 6), vcombine_u64(vcreate_u64(final_flag), vcreate_u64(0)));
+        x[7] = veorq_u64(vld1q_u64(iv + 6),
+                         vcombine_u64(vcreate_u64(final_flag), vcreate_u64(last_node_flag)));
 
         /* Written out, so that every round sees its sigma row as constants. */
         neon128_blake2b_round(x, msg, argonishche_blake2b_sigma[0]);

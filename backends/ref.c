@@ -22,7 +22,8 @@
 
 /* RFC 7693 section 3.2: the compression function F, once per block. */
 static void ref_blake2b_compress(uint64_t h[8], uint64_t t[2], const uint8_t *blocks,
-                                 size_t nblocks, uint64_t increment, uint64_t final_flag) {
+                                 size_t nblocks, uint64_t increment, uint64_t final_flag,
+                                 uint64_t last_node_flag) {
     for (; nblocks > 0; nblocks--, blocks += ARGONISHCHE_BLAKE2B_BLOCK_BYTES) {
         uint64_t m[16], v[16];
         argonishche_blake2b_count(t, increment);
@@ -34,6 +35,7 @@ static void ref_blake2b_compress(uint64_t h[8], uint64_t t[2], const uint8_t *bl
         v[12] ^= t[0];
         v[13] ^= t[1];
         v[14] ^= final_flag;
+        v[15] ^= last_node_flag;
         for (int r = 0; r < 12; r++) {
             const uint8_t *s = argonishche_blake2b_sigma[r];
             B2B_G(v, 0, 4, 8, 12, m[s[0]], m[s[1]]);

@@ -140,7 +140,8 @@ ARGONISHCHE_INLINE void simd128_blake2b_round(__m128i x[8], const __m128i msg[8]
 /* h stays in registers across a run of blocks: the core passes several blocks only with the
  * same increment and no final flag (see argonishche_kernel.h). */
 static void simd128_blake2b_compress(uint64_t h[8], uint64_t t[2], const uint8_t *blocks,
-                                     size_t nblocks, uint64_t increment, uint64_t final_flag) {
+                                     size_t nblocks, uint64_t increment, uint64_t final_flag,
+                                     uint64_t last_node_flag) {
     const __m128i *iv = (const __m128i *)argonishche_blake2b_iv;
     __m128i *hv = (__m128i *)h;
     __m128i h01 = _mm_loadu_si128(hv), h23 = _mm_loadu_si128(hv + 1);
@@ -152,11 +153,12 @@ static void simd128_blake2b_compress(uint64_t h[8], uint64_t t[2], const uint8_t
         t0 += increment;
         t1 += (t0 < increment);
         for (int k = 0; k < 8; k++) msg[k] = _mm_loadu_si128((const __m128i *)blocks + k);
-        /* v = h || IV, then v12, v13 ^= t and v14 ^= f0 (f1 stays 0: no tree hashing). */
+        /* v = h || IV, then v12, v13 ^= t and v14, v15 ^= f0, f1. */
         x[0] = h01, x[1] = h23, x[2] = h45, x[3] = h67;
         x[4] = _mm_loadu_si128(iv), x[5] = _mm_loadu_si128(iv + 1);
         x[6] = _mm_xor_si128(_mm_loadu_si128(iv + 2), _mm_set_epi64x((int64_t)t1, (int64_t)t0));
-        x[7] = _mm_xor_si128(_mm_loadu_si128(iv + 3), _mm_set_epi64x(0, (int64_t)final_flag));
+        x[7] = _mm_xor_si128(_mm_loadu_si128(iv + 3),
+                             _mm_set_epi64x((int64_t)last_node_flag, (int64_t)final_flag));
 
         /* Twelve rounds written out, so that each sees its sigma row as constants. */
         simd128_blake2b_round(x, msg, argonishche_blake2b_sigma[0]);

@@ -17,6 +17,7 @@ from argonishche import (
     blake2b,
 )
 
+from argonishche.exceptions import ParameterOverflowError
 from support import PASSWORD, SALT, SMALL, UINT32_MAX, VALID
 
 # ---- Argon2 ---------------------------------------------------------------------------------
@@ -167,7 +168,9 @@ BLAKE2B_BAD_INPUT = [
     ("digest_size-0", dict(digest_size=0), ParameterError, "digest_size"),
     ("digest_size-65", dict(digest_size=65), ParameterError, "digest_size"),
     ("digest_size-negative", dict(digest_size=-1), ParameterError, "digest_size"),
-    ("digest_size-2**32", dict(digest_size=UINT32_MAX + 1), ParameterError, "digest_size"),
+    # Beyond C int, as hashlib: an OverflowError (and a ParameterError).
+    ("digest_size-2**32", dict(digest_size=UINT32_MAX + 1), ParameterOverflowError,
+     "digest_size"),
     ("digest_size-float", dict(digest_size=32.0), ParameterTypeError, "digest_size"),
     ("digest_size-None", dict(digest_size=None), ParameterTypeError, "digest_size"),
     ("digest_size-bool", dict(digest_size=True), ParameterTypeError, "digest_size"),

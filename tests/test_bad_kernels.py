@@ -33,8 +33,10 @@ BUGS = {
     "a NULL Argon2 kernel in the table": "#define BAD_NULL_G",
     # Right kernels, but the plugin's entry point takes a built-in backend's name.
     "an entry point named avx2": "",
+    "F ignores the last-node flag f1": "#define BAD_F_NO_LAST_NODE",
+    "a table built against kernel ABI 2": "#define BAD_STALE_ABI",
 }
-G_100, G_300, F_8, F_8193, NULL_G, NAMED_AVX2 = BUGS
+G_100, G_300, F_8, F_8193, NULL_G, NAMED_AVX2, NO_F1, STALE_ABI = BUGS
 #: The entry point each plugin is installed under (the template's own: "bad").
 ENTRY_POINT = {NAMED_AVX2: "avx2"}
 BUILD_TIMEOUT = 300  # seconds for one wheel (four build at once)
@@ -151,8 +153,9 @@ def probe(installed, tmp_path_factory):
 @pytest.mark.parametrize("bug, says", [
     (G_100, "G (xor_into_next=0 and 1) with the reference 101 blocks behind prev (and 11 more"),
     (G_300, "G (xor_into_next=0 and 1) with the reference 301 blocks behind prev (and 6 more"),
-    (F_8, "BLAKE2b F over a run of 8 blocks (and 5 more of 6 run lengths) in one call")],
-    ids=["G beyond 100 blocks", "G beyond 300 blocks", "F runs from 8 blocks"])
+    (F_8, "BLAKE2b F over a run of 8 blocks (and 5 more of 6 run lengths) in one call"),
+    (NO_F1, "BLAKE2b-512 of 0 bytes with fanout=1 depth=1 last_node=True")],
+    ids=["G beyond 100 blocks", "G beyond 300 blocks", "F runs from 8 blocks", "F without f1"])
 def test_caught_at_start_up_and_not_selected(probe, bug, says):
     out = probe(bug)
     assert out["distribution"] == "argonishche-bad-kernels 1.0"
@@ -224,6 +227,14 @@ def test_an_entry_point_named_like_a_built_in_backend_is_refused_unimported(outc
     assert not out["imported"] and "bad" not in out["backends"]
     assert out["backends"]["avx2"][2].startswith("argonishche ")  # the built-in is still there
     assert out["argon2_right"]
+
+
+def test_a_plugin_built_against_kernel_abi_2_is_refused_before_any_kernel_runs(outcome):
+    out = outcome(STALE_ABI)
+    state, reason, distribution = out["backends"]["bad"]
+    assert state == "load-failed" and "kernel table says ABI 2" in reason, reason
+    assert "expected ABI 3" in reason and distribution == "argonishche-bad-kernels 1.0"
+    assert out["selected"] != "bad" and out["argon2_right"]
 
 
 def test_a_null_kernel_in_an_installed_plugin_is_refused_without_a_crash(outcome):

@@ -46,9 +46,9 @@ def counting(monkeypatch):
     calls: list[int] = []
 
     @ffi.callback("argonishche_blake2b_compress_fn")
-    def compress(h, t, blocks, nblocks, increment, final_flag):
+    def compress(h, t, blocks, nblocks, increment, final_flag, last_node_flag):
         calls.append(nblocks)
-        real.blake2b_compress(h, t, blocks, nblocks, increment, final_flag)
+        real.blake2b_compress(h, t, blocks, nblocks, increment, final_flag, last_node_flag)
 
     table = ffi.new("argonishche_kernel_table *")
     table.abi_version = lib.ARGONISHCHE_KERNEL_ABI
@@ -196,7 +196,8 @@ def test_a_keyed_state_is_wiped_when_freed():
         import argonishche
         from argonishche import _blake2, _blake2b_type, _registry
         from argonishche._core import ffi, lib
-        from argonishche.exceptions import ParameterError, ParameterTypeError
+        from argonishche.exceptions import (
+            ParameterError, ParameterOverflowError, ParameterTypeError)
         seen = []
 
         @ffi.callback("void(void *, size_t)")
@@ -206,10 +207,11 @@ def test_a_keyed_state_is_wiped_when_freed():
             seen.append((n, b"K" * 64 in before, bytes(ffi.buffer(p, n)) == bytes(n)))
 
         _blake2b_type.connect(
-            (_blake2._address("argonishche_blake2b_init"),
+            (_blake2._address("argonishche_blake2b_init_tree"),
              _blake2._address("argonishche_blake2b_update"),
              _blake2._address("argonishche_blake2b_final"), int(ffi.cast("uintptr_t", wipe))),
-            vars(_registry), _blake2._kernel_table, ParameterError, ParameterTypeError)
+            vars(_registry), _blake2._kernel_table, ParameterError, ParameterTypeError,
+            ParameterOverflowError)
         size = ffi.sizeof("argonishche_blake2b_state")
         h = argonishche.blake2b(key=b"K" * 64)
         clone = h.copy()

@@ -17,6 +17,7 @@ import pytest
 
 import argonishche
 from argonishche import _backend_checks, _registry, _settings, hookspecs
+from argonishche._core import lib
 from argonishche_backends.table import ALL_BUILTIN_BACKENDS, BUILTIN_BACKENDS
 from argonishche.exceptions import BackendError, SettingError
 from support import REF_SOURCE, FakeEntryPoint, builtin_entry_points, compiled_backend
@@ -182,9 +183,11 @@ def test_cpu_gate_runs_before_the_kernel_module_is_imported(monkeypatch):
     assert reg.selected_name("argon2") == builtin_choice()
 
 
-def test_wrong_kernel_abi_is_refused_before_any_kernel_runs(monkeypatch):
+@pytest.mark.parametrize("abi", [0, 2])  # 2: before blake2b_compress took f1 (last_node_flag)
+def test_wrong_kernel_abi_is_refused_before_any_kernel_runs(monkeypatch, abi):
+    assert lib.ARGONISHCHE_KERNEL_ABI == 3
     stale = types.ModuleType("stale_kernels")
-    stale.lib = types.SimpleNamespace(ARGONISHCHE_KERNEL_ABI=0,
+    stale.lib = types.SimpleNamespace(ARGONISHCHE_KERNEL_ABI=abi,
                                       argonishche_kernels=lambda: pytest.fail("called"))
     monkeypatch.setitem(sys.modules, "stale_kernels", stale)
     backend = hookspecs.Backend(name="stale", description="old wheel",
@@ -193,7 +196,7 @@ def test_wrong_kernel_abi_is_refused_before_any_kernel_runs(monkeypatch):
         reg = make_registry(FakeEntryPoint("stale", plugin_registering(backend)))
     record = state_of(reg, "stale")
     assert record.state == "load-failed"
-    assert "built for kernel ABI 0" in record.reason and "reinstall" in record.reason
+    assert f"built for kernel ABI {abi}" in record.reason and "reinstall" in record.reason
     assert reg.selected_name("argon2") == builtin_choice()
 
 

@@ -27,9 +27,10 @@ def ref():
 class WrappedKernels:
     """A kernel table whose kernels are ref's, made wrong where *g_wrong(ref_at, next_at,
     xor_into_next)* or *f_wrong(nblocks)* returns True (``ref_at``, ``next_at``: where ref and
-    next lie from prev, in blocks; negative is below)."""
+    next lie from prev, in blocks; negative is below), and whose F drops the last-node flag f1
+    if *f1_ignored*."""
 
-    def __init__(self, ref, g_wrong=None, f_wrong=None):
+    def __init__(self, ref, g_wrong=None, f_wrong=None, f1_ignored=False):
         def fill_block(next_, prev, reference, xor_into_next):
             ref.argon2_fill_block(next_, prev, reference, xor_into_next)
             address = int(ffi.cast("uintptr_t", prev))
@@ -38,8 +39,9 @@ class WrappedKernels:
                                    xor_into_next):
                 next_.v[127] ^= 1
 
-        def compress(h, t, blocks, nblocks, increment, final_flag):
-            ref.blake2b_compress(h, t, blocks, nblocks, increment, final_flag)
+        def compress(h, t, blocks, nblocks, increment, final_flag, last_node_flag):
+            ref.blake2b_compress(h, t, blocks, nblocks, increment, final_flag,
+                                 0 if f1_ignored else last_node_flag)
             if f_wrong and f_wrong(nblocks):
                 h[7] ^= 1
 
@@ -134,7 +136,19 @@ def test_certification_finds_a_long_run_the_quick_check_misses(ref):
         "BLAKE2b F over a run of 8193 blocks (and 2 more of 82 run lengths) in one call",
         "keyed BLAKE2b of 3145985 bytes in updates ending at 3145985",
         "keyed BLAKE2b of 3145985 bytes in updates ending at 1, 1048577, 1048654, 2097151, "
-        "3145985"]
+        "3145985",
+        "BLAKE2b tree node (last node) of 3145985 bytes"]
+
+
+def test_an_f_that_ignores_the_last_node_flag_fails_the_quick_self_test(ref):
+    wrapped = WrappedKernels(ref, f1_ignored=True)
+    assert _selftest.run(wrapped.table) == [
+        "BLAKE2b-512 of 0 bytes with fanout=1 depth=1 last_node=True "
+        "(computed with CPython 3.11.7 hashlib.blake2b)",
+        "BLAKE2b-512 of 300 bytes with fanout=4 depth=2 last_node=True "
+        "(computed with CPython 3.11.7 hashlib.blake2b)"]
+    assert _certify.blake2b_failures(wrapped.table) == [
+        "BLAKE2b tree node (last node) of 3145985 bytes"]
 
 
 def test_certification_compares_argon2_with_ref_and_known_answers(ref):

@@ -77,6 +77,9 @@ def hashing() -> None:
     assert_type(h.digest(), bytes)
     assert_type(h.hexdigest(), str)
     assert_type(h.copy(), blake2b)
+    leaf = blake2b(b"data", fanout=4, depth=2, leaf_size=4096, node_offset=3, node_depth=0,
+                   inner_size=64, last_node=True, usedforsecurity=False)
+    assert_type(leaf, blake2b)
     assert_type(h.digest_size, int)
     assert_type(blake2b().name, str)
 

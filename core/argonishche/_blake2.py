@@ -1,4 +1,6 @@
-"""BLAKE2b objects that can replace ``hashlib.blake2b`` (data, digest_size, key, salt, person).
+"""BLAKE2b objects that can replace ``hashlib.blake2b``: every parameter of it (digest size, key,
+salt, personalization, and the tree-hashing ones: fanout, depth, leaf_size, node_offset,
+node_depth, inner_size, last_node), with hashlib's ranges and exception types.
 
 The type is C (``core/ext/blake2b_type.c``, the extension module ``argonishche._blake2b_type``,
 stable ABI like the cffi modules), so that ``blake2b(data).digest()`` costs at the Python
@@ -22,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from . import _blake2b_type, _registry
 from ._core import ffi, lib
-from .exceptions import ParameterError, ParameterTypeError
+from .exceptions import ParameterError, ParameterOverflowError, ParameterTypeError
 
 if TYPE_CHECKING:
     from ._core import CData
@@ -42,8 +44,8 @@ def _address(function: str) -> int:
 
 
 _blake2b_type.connect(
-    (_address("argonishche_blake2b_init"), _address("argonishche_blake2b_update"),
+    (_address("argonishche_blake2b_init_tree"), _address("argonishche_blake2b_update"),
      _address("argonishche_blake2b_final"), _address("argonishche_secure_wipe")),
-    vars(_registry), _kernel_table, ParameterError, ParameterTypeError)
+    vars(_registry), _kernel_table, ParameterError, ParameterTypeError, ParameterOverflowError)
 
 blake2b = _blake2b_type.blake2b

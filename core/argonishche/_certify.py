@@ -10,9 +10,10 @@ quick checks cannot afford to reach:
   behind and ahead of prev, then at powers of two up to 65,536 blocks (a 64 MiB lane): kernels
   that go wrong beyond some distance, or only within a window of distances;
 * BLAKE2b against hashlib: runs of 0 to 70 blocks and of 8,191 to 24,577 blocks in one call to F,
-  and 3 MiB messages in one update and in uneven pieces, keyed, salted and personalised: kernels
-  with their own path for long runs (one was wrong for a run of more than 8,192 blocks, which only
-  a message over 1 MiB makes);
+  and 3 MiB messages in one update and in uneven pieces, keyed, salted and personalised, and as a
+  tree's last node (every parameter-block field, F's f1 word): kernels with their own path for
+  long runs (one was wrong for a run of more than 8,192 blocks, which only a message over 1 MiB
+  makes);
 * Argon2 against ref's kernels through the driver, every type and version, 1 to 4 lanes on as many
   threads, 1 to 4 MiB: G on the references real hashes make, far ones included, and kernels that
   are not safe to call from several threads at once;
@@ -175,6 +176,16 @@ def blake2b_failures(table: CData) -> list[str]:
         if _driver.blake2b_digest(state) != expected:
             failures.append(f"keyed BLAKE2b of {len(message)} bytes in updates ending at "
                             f"{', '.join(map(str, pieces))}")
+    # A tree node: every parameter-block field and the last-node flag (f1) after a long run.
+    tree = {"fanout": 4, "depth": 2, "leaf_size": 2**22, "node_offset": 2**63 + 3,
+            "node_depth": 1, "inner_size": 64, "last_node": True}
+    state = _driver.new_blake2b_state(table, 64, key, salt, person, tree=tree)
+    _driver.blake2b_update(state, message)
+    expected = hashlib.blake2b(message, key=key, salt=salt, person=person, fanout=4, depth=2,
+                               leaf_size=2**22, node_offset=2**63 + 3, node_depth=1,
+                               inner_size=64, last_node=True).digest()
+    if _driver.blake2b_digest(state) != expected:
+        failures.append(f"BLAKE2b tree node (last node) of {len(message)} bytes")
     return failures
 
 

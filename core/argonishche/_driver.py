@@ -13,6 +13,7 @@ from ._core import ffi, lib
 from .exceptions import ArgonishcheMemoryError, HashingError, ParameterError, ParameterTypeError
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Protocol
 
     from ._core import CData
@@ -143,12 +144,24 @@ def c_bytes(data: Buffer) -> CData | bytes:
 
 
 def new_blake2b_state(table: CData, digest_size: int, key: Buffer, salt: Buffer,
-                      person: Buffer) -> CData:
-    """An initialised BLAKE2b state (cdata) hashing with *table*'s compression function."""
+                      person: Buffer, tree: Mapping[str, int] | None = None) -> CData:
+    """An initialised BLAKE2b state (cdata) hashing with *table*'s compression function.
+
+    :param tree: the tree-hashing parameters (``argonishche_blake2b_tree``'s fields: fanout,
+        depth, leaf_size, node_offset, node_depth, inner_size, last_node; absent ones are the
+        sequential defaults); None: sequential hashing.
+    """
     state = ffi.new("argonishche_blake2b_state *")
     key_c = c_bytes(key)
-    status = lib.argonishche_blake2b_init(state, table, digest_size, key_c, len(key_c),
-                                          c_bytes(salt), len(salt), c_bytes(person), len(person))
+    if tree is None:
+        status = lib.argonishche_blake2b_init(state, table, digest_size, key_c, len(key_c),
+                                              c_bytes(salt), len(salt), c_bytes(person),
+                                              len(person))
+    else:
+        fields = ffi.new("argonishche_blake2b_tree *", {"fanout": 1, "depth": 1, **tree})
+        status = lib.argonishche_blake2b_init_tree(state, table, digest_size, key_c, len(key_c),
+                                                   c_bytes(salt), len(salt), c_bytes(person),
+                                                   len(person), fields)
     if status != lib.ARGONISHCHE_OK:
         raise ParameterError("the C driver refused the BLAKE2b parameters")
     if key_c:

@@ -5,7 +5,8 @@ fraction of a millisecond per backend and imports nothing that start-up does not
 (``hashlib`` and ``random`` would cost 1-3 ms each).  It is
 
 1. the known-answer vectors marked ``selftest``, through the same C driver that hashes for users
-   (``full=True``: every vector, for ``argonishche selftest`` and the tests);
+   (``full=True``: every vector, for ``argonishche selftest`` and the tests), BLAKE2b with the
+   tree parameters and the last-node flag included (an F that ignores f1 fails them);
 2. the placement check of G (:func:`placement_failures`): G's result may not depend on where its
    blocks lie, and the references of real hashes lie up to a whole lane away;
 3. runs of BLAKE2b blocks (:func:`run_failures`): F over 8 to 65 blocks in one call.
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from . import _driver
 from ._core import ffi
-from .vectors import ARGON2_VECTORS, BLAKE2B_VECTORS
+from .vectors import ARGON2_VECTORS, BLAKE2B_TREE_VECTORS, BLAKE2B_VECTORS
 
 if TYPE_CHECKING:
     from ._core import CData
@@ -46,6 +47,19 @@ def known_answer_failures(table: CData, *, full: bool = False) -> list[str]:
         if _driver.blake2b_digest(state) != vector.digest:
             failures.append(f"BLAKE2b-{8 * vector.digest_size} of {len(vector.data)} bytes "
                             f"({vector.source})")
+    for tree in BLAKE2B_TREE_VECTORS:
+        if not (full or tree.selftest):
+            continue
+        state = _driver.new_blake2b_state(
+            table, tree.digest_size, tree.key, tree.salt, tree.person,
+            tree={"fanout": tree.fanout, "depth": tree.depth, "leaf_size": tree.leaf_size,
+                  "node_offset": tree.node_offset, "node_depth": tree.node_depth,
+                  "inner_size": tree.inner_size, "last_node": tree.last_node})
+        _driver.blake2b_update(state, tree.data)
+        if _driver.blake2b_digest(state) != tree.digest:
+            failures.append(f"BLAKE2b-{8 * tree.digest_size} of {len(tree.data)} bytes with "
+                            f"fanout={tree.fanout} depth={tree.depth} "
+                            f"last_node={tree.last_node} ({tree.source})")
     for vec in ARGON2_VECTORS:
         if not (full or vec.selftest):
             continue

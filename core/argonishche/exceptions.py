@@ -22,6 +22,11 @@ class ParameterTypeError(ParameterError, TypeError):
     """A parameter has the wrong type (both a ValueError and a TypeError)."""
 
 
+class ParameterOverflowError(ParameterError, OverflowError):
+    """A parameter too large (or too far below zero) for its field, where hashlib raises
+    :class:`OverflowError` (``blake2b(leaf_size=2**32)``): also a :class:`ParameterError`."""
+
+
 class UnsupportedParametersError(ParameterError):
     """Valid Argon2 parameters that this hasher will not use: a :class:`PasswordHasher` whose
     own costs are over the :class:`~argonishche.Limits` it verifies with (it could not verify its

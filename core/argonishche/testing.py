@@ -121,8 +121,8 @@ def kernel_failures(name: str, rounds: int = 8, seed: int = 0) -> list[str]:
     """The two kernels of backend *name* called directly, against ref's, one line per failure.
 
     Covers what the API reaches rarely or never: prev == ref (allowed by the contract),
-    xor_into_next, runs of 0..5 BLAKE2b blocks, final blocks with their own byte count, and the
-    128-bit counter carrying from t[0] into t[1].
+    xor_into_next, runs of 0..5 BLAKE2b blocks, final blocks with their own byte count (and
+    with the last-node flag f1), and the 128-bit counter carrying from t[0] into t[1].
     """
     reg = _registry.get()
     ours, ref = reg.kernel_table("argon2", name), reg.kernel_table("argon2", "ref")
@@ -148,17 +148,21 @@ def kernel_failures(name: str, rounds: int = 8, seed: int = 0) -> list[str]:
     data = ffi.new("uint8_t[]", rng.randbytes(128 * 5))
     for t0 in (0, 2**64 - 300, 2**64 - 128):
         for nblocks in range(6):
-            runs = [(128, 0)] + ([(1, 2**64 - 1), (77, 2**64 - 1)] if nblocks == 1 else [])
-            for increment, final_flag in runs:
+            last = 2**64 - 1
+            runs = [(128, 0, 0)] + ([(1, last, 0), (77, last, 0), (77, last, last), (0, last, last)]
+                                    if nblocks == 1 else [])
+            for increment, final_flag, last_node_flag in runs:
                 h0 = [rng.getrandbits(64) for _ in range(8)]
                 outputs = []
                 for kernel in (ours, ref):
                     h, t = ffi.new("uint64_t[8]", h0), ffi.new("uint64_t[2]", [t0, 3])
-                    kernel.blake2b_compress(h, t, data, nblocks, increment, final_flag)
+                    kernel.blake2b_compress(h, t, data, nblocks, increment, final_flag,
+                                            last_node_flag)
                     outputs.append((list(h), list(t)))
                 if outputs[0] != outputs[1]:
                     failures.append(f"blake2b_compress t0={t0:#x} nblocks={nblocks} "
-                                    f"increment={increment} final={final_flag:#x}")
+                                    f"increment={increment} final={final_flag:#x} "
+                                    f"last_node={last_node_flag:#x}")
     del owner
     return failures
 

@@ -16,6 +16,9 @@ from:
 * ``"BLAKE2 reference keyed KAT ..."`` -- entries of the BLAKE2 team's
   ``testvectors/blake2b-kat.txt`` (64-byte key 00..3f, message 00..n-1,
   64-byte digest), reproduced with CPython ``hashlib.blake2b``.
+* ``"CPython 3.11 Lib/test/test_hashlib.py ..."`` -- the expected digest
+  of CPython's ``test_case_blake2b_all_parameters`` (every BLAKE2b
+  parameter, tree ones included).
 * ``"phc-winner-argon2 src/test.c ..."`` -- the reference implementation's
   ``hashtest`` vectors whose memory cost is at most 256 KiB (32-byte tag,
   no secret / associated data).
@@ -63,6 +66,26 @@ class Blake2bVector(NamedTuple):
     digest: bytes          # expected output
     source: str            # provenance, e.g. "RFC 7693 Appendix A"
     selftest: bool         # True: part of the quick start-up self-test
+
+
+class Blake2bTreeVector(NamedTuple):
+    """BLAKE2b with the tree-hashing parameters (hashlib.blake2b's names and ranges)."""
+
+    data: bytes
+    digest_size: int
+    key: bytes
+    salt: bytes
+    person: bytes
+    fanout: int
+    depth: int
+    leaf_size: int
+    node_offset: int
+    node_depth: int
+    inner_size: int
+    last_node: bool        # True: the final block is compressed with f1 set
+    digest: bytes
+    source: str
+    selftest: bool
 
 
 class Argon2Vector(NamedTuple):
@@ -363,6 +386,88 @@ BLAKE2B_VECTORS: tuple[Blake2bVector, ...] = (
             "f1f09b1a46b8cdb45e7f7fd47a33257f"
         ),
         source="computed with CPython 3.11.7 hashlib.blake2b",
+        selftest=False,
+    ),
+)
+
+BLAKE2B_TREE_VECTORS: tuple[Blake2bTreeVector, ...] = (
+    # last_node alone: f1 on the only (empty) block of a sequential hash
+    Blake2bTreeVector(
+        data=b"",
+        digest_size=64,
+        key=bytes.fromhex(""),
+        salt=bytes.fromhex(""),
+        person=bytes.fromhex(""),
+        fanout=1,
+        depth=1,
+        leaf_size=0,
+        node_offset=0,
+        node_depth=0,
+        inner_size=0,
+        last_node=True,
+        digest=bytes.fromhex(
+            "05cc8cc53183c6fb48571cf02ad1984d562bdff1ef31e3db83725fe4a71b276a"
+            "3e1206e2904286ceb87f292bca618fff58ee2cb65399d3e197dff83a45602d99"
+        ),
+        source="computed with CPython 3.11.7 hashlib.blake2b",
+        selftest=True,
+    ),
+    # a BLAKE2bp-style last leaf (fanout 4, depth 2, inner 64, offset 3, last node), 300 bytes:
+    # f1 on the final block after two full ones
+    Blake2bTreeVector(
+        data=bytes(range(256)) + bytes(range(44)),
+        digest_size=64,
+        key=bytes.fromhex(""),
+        salt=bytes.fromhex(""),
+        person=bytes.fromhex(""),
+        fanout=4,
+        depth=2,
+        leaf_size=0,
+        node_offset=3,
+        node_depth=0,
+        inner_size=64,
+        last_node=True,
+        digest=bytes.fromhex(
+            "804ec38eb0294aeea5d66faf29a560bb31d96f6916b7f5d63ee82eb6014297fb"
+            "f71b8ed12c2b70140972f4918f3ee6de9c824067dea71940e4ba04875cad02c7"
+        ),
+        source="computed with CPython 3.11.7 hashlib.blake2b",
+        selftest=True,
+    ),
+    # every tree field at the top of its range (fanout 0: unlimited), keyed, 129 bytes
+    Blake2bTreeVector(
+        data=bytes(range(129)),
+        digest_size=32,
+        key=bytes.fromhex("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"),
+        salt=bytes.fromhex(""),
+        person=bytes.fromhex(""),
+        fanout=0,
+        depth=255,
+        leaf_size=2**32 - 1,
+        node_offset=2**64 - 1,
+        node_depth=255,
+        inner_size=64,
+        last_node=False,
+        digest=bytes.fromhex("bea5d8bcccfcaf38fb0afa243b2c555d2c89fbd2e6472b9e875e3dc2f2f3a7de"),
+        source="computed with CPython 3.11.7 hashlib.blake2b",
+        selftest=True,
+    ),
+    # CPython's test_case_blake2b_all_parameters (every parameter, last node)
+    Blake2bTreeVector(
+        data=b"foo",
+        digest_size=16,
+        key=bytes.fromhex("626172"),
+        salt=bytes.fromhex("62617a"),
+        person=bytes.fromhex("62696e67"),
+        fanout=2,
+        depth=3,
+        leaf_size=4,
+        node_offset=5,
+        node_depth=6,
+        inner_size=7,
+        last_node=True,
+        digest=bytes.fromhex("920568b0c5873b2f0ab67bedb6cf1b2b"),
+        source="CPython 3.11 Lib/test/test_hashlib.py test_case_blake2b_all_parameters",
         selftest=False,
     ),
 )

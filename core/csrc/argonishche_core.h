@@ -30,17 +30,39 @@
 typedef struct argonishche_blake2b_state {
     uint64_t h[8];
     uint64_t t[2];
+    uint64_t last_node; /* f1 for the final block: all ones for a tree's last node, else 0 */
     uint8_t buf[ARGONISHCHE_BLAKE2B_BLOCK_BYTES];
     size_t buflen;      /* bytes in buf not yet compressed; the last block waits here for final */
     size_t digest_size;
     argonishche_blake2b_compress_fn compress;
 } argonishche_blake2b_state;
 
+/* The tree-hashing fields of BLAKE2b's parameter block (RFC 7693 section 2.5 lays the block
+ * out; the fields' meaning is the BLAKE2 paper's tree mode) and the last-node flag.  Sequential
+ * hashing is fanout 1, depth 1, the rest 0: what argonishche_blake2b_init uses. */
+typedef struct argonishche_blake2b_tree {
+    uint64_t node_offset; /* parameter bytes 8..15 */
+    uint32_t leaf_size;   /* bytes 4..7; 0: unlimited */
+    uint8_t fanout;       /* byte 2; 0: unlimited */
+    uint8_t depth;        /* byte 3; 1..255 */
+    uint8_t node_depth;   /* byte 16; 0 for leaves */
+    uint8_t inner_size;   /* byte 17; 0..64 */
+    int last_node;        /* nonzero: the final block is compressed with f1 = all ones */
+} argonishche_blake2b_tree;
+
+/* Sequential BLAKE2b (argonishche_blake2b_init_tree with the sequential tree). */
 ARGONISHCHE_API
 int argonishche_blake2b_init(argonishche_blake2b_state *state, const void *kernel_table,
                              size_t digest_size, const uint8_t *key, size_t key_len,
                              const uint8_t *salt, size_t salt_len, const uint8_t *person,
                              size_t person_len);
+/* *tree* NULL: sequential.  ARGONISHCHE_ERR_PARAMETER for a value out of range (depth 0,
+ * inner_size over 64, as for the other arguments). */
+ARGONISHCHE_API
+int argonishche_blake2b_init_tree(argonishche_blake2b_state *state, const void *kernel_table,
+                                  size_t digest_size, const uint8_t *key, size_t key_len,
+                                  const uint8_t *salt, size_t salt_len, const uint8_t *person,
+                                  size_t person_len, const argonishche_blake2b_tree *tree);
 ARGONISHCHE_API
 void argonishche_blake2b_update(argonishche_blake2b_state *state, const uint8_t *data,
                                 size_t len);

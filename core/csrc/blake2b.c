@@ -5,22 +5,37 @@
 #include "argonishche_constants.h"
 #include "argonishche_core.h"
 
-int argonishche_blake2b_init(argonishche_blake2b_state *state, const void *kernel_table,
-                             size_t digest_size, const uint8_t *key, size_t key_len,
-                             const uint8_t *salt, size_t salt_len, const uint8_t *person,
-                             size_t person_len) {
+int argonishche_blake2b_init_tree(argonishche_blake2b_state *state, const void *kernel_table,
+                                  size_t digest_size, const uint8_t *key, size_t key_len,
+                                  const uint8_t *salt, size_t salt_len, const uint8_t *person,
+                                  size_t person_len, const argonishche_blake2b_tree *tree) {
     const argonishche_kernel_table *kernels = kernel_table;
     uint8_t padded[16];
 
     if (digest_size < 1 || digest_size > 64 || key_len > 64 || salt_len > 16 || person_len > 16)
+        return ARGONISHCHE_ERR_PARAMETER;
+    if (tree != NULL && (tree->depth < 1 || tree->inner_size > 64))
         return ARGONISHCHE_ERR_PARAMETER;
 
     memset(state, 0, sizeof *state);
     state->compress = kernels->blake2b_compress;
     state->digest_size = digest_size;
     for (int i = 0; i < 8; i++) state->h[i] = argonishche_blake2b_iv[i];
-    /* Parameter block word 0: digest length, key length, fanout 1, depth 1 (sequential mode). */
-    state->h[0] ^= 0x01010000ULL ^ ((uint64_t)key_len << 8) ^ (uint64_t)digest_size;
+    /* h = IV ^ the parameter block, read as eight little-endian words.  Word 0: digest length
+     * (byte 0), key length (1), fanout (2), depth (3), leaf length (4..7); sequential hashing
+     * is fanout 1, depth 1 and nothing else. */
+    state->h[0] ^= ((uint64_t)key_len << 8) ^ (uint64_t)digest_size;
+    if (tree == NULL) {
+        state->h[0] ^= 0x01010000ULL;
+    } else {
+        state->h[0] ^= ((uint64_t)tree->fanout << 16) ^ ((uint64_t)tree->depth << 24) ^
+                       ((uint64_t)tree->leaf_size << 32);
+        /* Word 1: node offset; word 2: node depth (byte 16), inner length (17), the rest of
+         * word 2 and word 3 reserved (zero). */
+        state->h[1] ^= tree->node_offset;
+        state->h[2] ^= (uint64_t)tree->node_depth ^ ((uint64_t)tree->inner_size << 8);
+        state->last_node = tree->last_node ? ~0ULL : 0;
+    }
     /* Salt and personalization occupy parameter words 4-5 and 6-7, zero-padded to 16 bytes. */
     if (salt_len) {
         memset(padded, 0, sizeof padded);
@@ -42,21 +57,29 @@ int argonishche_blake2b_init(argonishche_blake2b_state *state, const void *kerne
     return ARGONISHCHE_OK;
 }
 
+int argonishche_blake2b_init(argonishche_blake2b_state *state, const void *kernel_table,
+                             size_t digest_size, const uint8_t *key, size_t key_len,
+                             const uint8_t *salt, size_t salt_len, const uint8_t *person,
+                             size_t person_len) {
+    return argonishche_blake2b_init_tree(state, kernel_table, digest_size, key, key_len, salt,
+                                         salt_len, person, person_len, NULL);
+}
+
 void argonishche_blake2b_update(argonishche_blake2b_state *state, const uint8_t *data, size_t len) {
     const size_t block = ARGONISHCHE_BLAKE2B_BLOCK_BYTES;
     if (len == 0) return;
-    /* The final block must be compressed with the final flag, so a block is only compressed once
-     * more input is known to follow it. */
+    /* The final block must be compressed with the final flag (and a last node's with f1), so a
+     * block is only compressed once more input is known to follow it. */
     if (len > block - state->buflen) {
         size_t fill = block - state->buflen;
         memcpy(state->buf + state->buflen, data, fill);
-        state->compress(state->h, state->t, state->buf, 1, block, 0);
+        state->compress(state->h, state->t, state->buf, 1, block, 0, 0);
         state->buflen = 0;
         data += fill;
         len -= fill;
         if (len > block) {
             size_t run = (len - 1) / block;
-            state->compress(state->h, state->t, data, run, block, 0);
+            state->compress(state->h, state->t, data, run, block, 0, 0);
             data += run * block;
             len -= run * block;
         }
@@ -72,7 +95,7 @@ void argonishche_blake2b_final(const argonishche_blake2b_state *state, uint8_t *
 
     memcpy(h, state->h, sizeof h);
     memcpy(last, state->buf, state->buflen);
-    state->compress(h, t, last, 1, state->buflen, ~0ULL);
+    state->compress(h, t, last, 1, state->buflen, ~0ULL, state->last_node);
     for (int i = 0; i < 8; i++) argonishche_store64_le(digest + 8 * i, h[i]);
     memcpy(out, digest, state->digest_size);
 

@@ -30,6 +30,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <limits.h>
 #include <string.h>
 
 #include "argonishche_core.h"
@@ -37,7 +38,8 @@
 #define GIL_MINSIZE 2048 /* hashlib's HASHLIB_GIL_MINSIZE */
 
 typedef int (*init_fn)(argonishche_blake2b_state *, const void *, size_t, const uint8_t *,
-                       size_t, const uint8_t *, size_t, const uint8_t *, size_t);
+                       size_t, const uint8_t *, size_t, const uint8_t *, size_t,
+                       const argonishche_blake2b_tree *);
 typedef void (*update_fn)(argonishche_blake2b_state *, const uint8_t *, size_t);
 typedef void (*final_fn)(const argonishche_blake2b_state *, uint8_t *);
 typedef void (*wipe_fn)(void *, size_t);
@@ -59,7 +61,7 @@ static struct {
     wipe_fn wipe;
     PyObject *registry_dict;  /* argonishche._registry's module dict */
     PyObject *resolver;       /* backend or None -> (table object, address) */
-    PyObject *parameter_error, *parameter_type_error;
+    PyObject *parameter_error, *parameter_type_error, *parameter_overflow_error;
     PyObject *cached_registry;      /* the Registry whose __dict__ is cached_registry_dict */
     PyObject *cached_registry_dict;
     PyObject *cached_table;         /* the table object last resolved, and its address */
@@ -67,9 +69,18 @@ static struct {
 } core;
 
 static PyTypeObject *blake2b_type; /* the type (a reference held by the module) */
-static PyObject *s_instance, *s_tables, *s_blake2b, *empty_bytes;
-static PyObject *kw_data, *kw_digest_size, *kw_key, *kw_salt, *kw_person, *kw_usedforsecurity,
-    *kw_backend;
+static PyObject *s_instance, *s_tables, *s_blake2b, *empty_bytes, *zero;
+/* The keywords, in hashlib's order (then backend=); the tree-hashing ones are contiguous. */
+enum {
+    ARG_DATA, ARG_DIGEST_SIZE, ARG_KEY, ARG_SALT, ARG_PERSON, ARG_FANOUT, ARG_DEPTH,
+    ARG_LEAF_SIZE, ARG_NODE_OFFSET, ARG_NODE_DEPTH, ARG_INNER_SIZE, ARG_LAST_NODE,
+    ARG_USEDFORSECURITY, ARG_BACKEND, N_ARGS
+};
+#define N_TREE_ARGS (ARG_LAST_NODE - ARG_FANOUT + 1)
+static const char *const keyword_names[N_ARGS] = {
+    "data", "digest_size", "key", "salt", "person", "fanout", "depth", "leaf_size",
+    "node_offset", "node_depth", "inner_size", "last_node", "usedforsecurity", "backend"};
+static PyObject *keywords[N_ARGS]; /* interned */
 
 static int connected(void) {
     if (core.init != NULL) return 1;
@@ -190,19 +201,103 @@ static int data_buffer(PyObject *data, Py_buffer *view) {
     return PyObject_GetBuffer(data, view, PyBUF_SIMPLE);
 }
 
-static int digest_size_argument(PyObject *value, size_t *out) {
-    if (PyBool_Check(value) || !PyLong_Check(value)) {
-        type_error("digest_size", "an int in 1..64", value);
+/* An int parameter of hashlib's C-int kind (digest_size, fanout, depth, node_depth,
+ * inner_size) in lo..hi: as hashlib, any object with __index__ (but not a bool: a
+ * ParameterTypeError, as for every argonishche integer); a value outside C int's range is a
+ * ParameterOverflowError (an OverflowError, as hashlib's), one inside it but outside lo..hi a
+ * ParameterError (a ValueError). */
+static int int_argument(const char *name, PyObject *value, long lo, long hi, long *out) {
+    if (PyBool_Check(value) || !PyIndex_Check(value)) {
+        char what[64];
+        PyOS_snprintf(what, sizeof what, "an int in %ld..%ld", lo, hi);
+        type_error(name, what, value);
         return -1;
     }
+    PyObject *index = PyNumber_Index(value);
+    if (index == NULL) return -1;
     int overflow;
-    long n = PyLong_AsLongAndOverflow(value, &overflow);
-    if (n == -1 && PyErr_Occurred()) return -1;
-    if (overflow || n < 1 || n > 64) {
-        PyErr_Format(core.parameter_error, "digest_size must be in 1..64, got %S", value);
+    long long n = PyLong_AsLongLongAndOverflow(index, &overflow);
+    if (n == -1 && PyErr_Occurred()) {
+        Py_DECREF(index);
         return -1;
     }
-    *out = (size_t)n;
+    if (overflow || n < INT_MIN || n > INT_MAX || n < lo || n > hi) {
+        PyErr_Format(overflow || n < INT_MIN || n > INT_MAX ? core.parameter_overflow_error
+                                                             : core.parameter_error,
+                     "%s must be in %ld..%ld, got %S", name, lo, hi, index);
+        Py_DECREF(index);
+        return -1;
+    }
+    Py_DECREF(index);
+    *out = (long)n;
+    return 0;
+}
+
+/* leaf_size (0..2**32-1) and node_offset (0..2**64-1): an int, as hashlib requires (no
+ * __index__), and not a bool; negative is a ParameterError (ValueError), too large a
+ * ParameterOverflowError (OverflowError), as hashlib's errors are. */
+static int unsigned_argument(const char *name, PyObject *value, unsigned long long max,
+                             unsigned long long *out) {
+    if (PyBool_Check(value) || !PyLong_Check(value)) {
+        char what[64];
+        PyOS_snprintf(what, sizeof what, "an int in 0..%llu", max);
+        type_error(name, what, value);
+        return -1;
+    }
+    int negative = PyObject_RichCompareBool(value, zero, Py_LT);
+    if (negative < 0) return -1;
+    if (!negative) {
+        unsigned long long n = PyLong_AsUnsignedLongLong(value);
+        if (n == (unsigned long long)-1 && PyErr_Occurred()) {
+            if (!PyErr_ExceptionMatches(PyExc_OverflowError)) return -1;
+            PyErr_Clear();
+        } else if (n <= max) {
+            *out = n;
+            return 0;
+        }
+    }
+    PyErr_Format(negative ? core.parameter_error : core.parameter_overflow_error,
+                 "%s must be in 0..%llu, got %S", name, max, value);
+    return -1;
+}
+
+/* The tree-hashing arguments (*args*: fanout .. last_node, NULL where not given) into *tree*,
+ * from the sequential defaults. */
+static int tree_arguments(PyObject *const *args, argonishche_blake2b_tree *tree) {
+    static const struct {
+        int arg;
+        long lo, hi;
+    } bytes[] = {{ARG_FANOUT, 0, 255}, {ARG_DEPTH, 1, 255}, {ARG_NODE_DEPTH, 0, 255},
+                 {ARG_INNER_SIZE, 0, 64}};
+    long values[4] = {1, 1, 0, 0};
+    unsigned long long leaf_size = 0, node_offset = 0;
+    int last_node = 0;
+
+#define TREE_ARG(arg) args[(arg) - ARG_FANOUT]
+    for (int i = 0; i < 4; i++) {
+        PyObject *value = TREE_ARG(bytes[i].arg);
+        if (value != NULL && int_argument(keyword_names[bytes[i].arg], value, bytes[i].lo,
+                                          bytes[i].hi, &values[i]) < 0)
+            return -1;
+    }
+    if (TREE_ARG(ARG_LEAF_SIZE) != NULL &&
+        unsigned_argument("leaf_size", TREE_ARG(ARG_LEAF_SIZE), 0xFFFFFFFFULL, &leaf_size) < 0)
+        return -1;
+    if (TREE_ARG(ARG_NODE_OFFSET) != NULL &&
+        unsigned_argument("node_offset", TREE_ARG(ARG_NODE_OFFSET), ~0ULL, &node_offset) < 0)
+        return -1;
+    if (TREE_ARG(ARG_LAST_NODE) != NULL) { /* any object, by its truth value, as hashlib's */
+        last_node = PyObject_IsTrue(TREE_ARG(ARG_LAST_NODE));
+        if (last_node < 0) return -1;
+    }
+#undef TREE_ARG
+    tree->fanout = (uint8_t)values[0];
+    tree->depth = (uint8_t)values[1];
+    tree->node_depth = (uint8_t)values[2];
+    tree->inner_size = (uint8_t)values[3];
+    tree->leaf_size = (uint32_t)leaf_size;
+    tree->node_offset = (uint64_t)node_offset;
+    tree->last_node = last_node;
     return 0;
 }
 
@@ -273,18 +368,18 @@ static Blake2bObject *new_object(PyTypeObject *type) {
     return self;
 }
 
-static PyObject **keyword_slot(PyObject *name, PyObject **slots[7]) {
-    PyObject *names[7] = {kw_data, kw_digest_size, kw_key, kw_salt, kw_person,
-                          kw_usedforsecurity, kw_backend};
-    for (int i = 0; i < 7; i++)
-        if (name == names[i]) return slots[i];
-    if (!PyUnicode_Check(name)) return NULL;
-    for (int i = 0; i < 7; i++) {
-        int equal = PyUnicode_Compare(name, names[i]);
-        if (equal == -1 && PyErr_Occurred()) return NULL;
-        if (equal == 0) return slots[i];
+/* The index of keyword *name* (an interned one first by identity), or -1 (an error set if the
+ * comparison failed). */
+static int keyword_index(PyObject *name) {
+    for (int i = 0; i < N_ARGS; i++)
+        if (name == keywords[i]) return i;
+    if (!PyUnicode_Check(name)) return -1;
+    for (int i = 0; i < N_ARGS; i++) {
+        int equal = PyUnicode_Compare(name, keywords[i]);
+        if (equal == -1 && PyErr_Occurred()) return -1;
+        if (equal == 0) return i;
     }
-    return NULL;
+    return -1;
 }
 
 static void release_all(Py_buffer *views, int n) {
@@ -293,12 +388,16 @@ static void release_all(Py_buffer *views, int n) {
 }
 
 static PyObject *blake2b_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    /* Separate variables, not one zeroed array of every argument: a call without keywords
+     * stays as cheap as hashlib's (gcc zeroes such an array with rep stos, ~10 ns). */
     PyObject *data = NULL, *digest_size = NULL, *key = NULL, *salt = NULL, *person = NULL,
              *usedforsecurity = NULL, *backend = NULL;
-    PyObject **slots[7] = {&data, &digest_size, &key, &salt, &person, &usedforsecurity, &backend};
+    PyObject *tree_given[N_TREE_ARGS]; /* set (all) once a tree argument is seen */
     Py_buffer views[4]; /* key, salt, person, data */
-    size_t size = 64;
+    long size = 64;
     const void *table;
+    argonishche_blake2b_tree tree;
+    int has_tree = 0;
 
     if (!connected()) return NULL;
     Py_ssize_t nargs = PyTuple_Size(args);
@@ -312,22 +411,42 @@ static PyObject *blake2b_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
         Py_ssize_t pos = 0;
         PyObject *name, *value;
         while (PyDict_Next(kwargs, &pos, &name, &value)) {
-            PyObject **slot = keyword_slot(name, slots);
-            if (slot == NULL) {
+            int index = keyword_index(name);
+            switch (index) {
+            case -1:
                 if (!PyErr_Occurred())
                     PyErr_Format(PyExc_TypeError,
                                  "blake2b() got an unexpected keyword argument '%S'", name);
                 return NULL;
+            case ARG_DATA:
+                if (data != NULL) {
+                    PyErr_SetString(PyExc_TypeError,
+                                    "blake2b() got multiple values for argument 'data'");
+                    return NULL;
+                }
+                data = value;
+                break;
+            case ARG_DIGEST_SIZE: digest_size = value; break;
+            case ARG_KEY: key = value; break;
+            case ARG_SALT: salt = value; break;
+            case ARG_PERSON: person = value; break;
+            case ARG_USEDFORSECURITY: usedforsecurity = value; break;
+            case ARG_BACKEND: backend = value; break;
+            default: /* fanout .. last_node */
+                if (!has_tree) {
+                    for (int i = 0; i < N_TREE_ARGS; i++) tree_given[i] = NULL;
+                    has_tree = 1;
+                }
+                tree_given[index - ARG_FANOUT] = value;
             }
-            if (slot == &data && data != NULL) {
-                PyErr_SetString(PyExc_TypeError,
-                                "blake2b() got multiple values for argument 'data'");
-                return NULL;
-            }
-            *slot = value;
         }
     }
-    if (digest_size != NULL && digest_size_argument(digest_size, &size) < 0) return NULL;
+    if (digest_size != NULL && int_argument("digest_size", digest_size, 1, 64, &size) < 0)
+        return NULL;
+    if (has_tree && tree_arguments(tree_given, &tree) < 0) return NULL;
+    /* usedforsecurity: accepted and unused, as hashlib's builtin blake2b does (its truth value
+     * is taken, so an object whose __bool__ fails fails here too). */
+    if (usedforsecurity != NULL && PyObject_IsTrue(usedforsecurity) < 0) return NULL;
     if (backend != NULL && backend != Py_None) {
         PyObject *table_object;
         table = resolve(backend, &table_object);
@@ -356,8 +475,9 @@ static PyObject *blake2b_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
         return NULL;
     }
     self->keyed = views[0].len > 0;
-    if (core.init(&self->state, table, size, views[0].buf, (size_t)views[0].len, views[1].buf,
-                  (size_t)views[1].len, views[2].buf, (size_t)views[2].len) != ARGONISHCHE_OK) {
+    if (core.init(&self->state, table, (size_t)size, views[0].buf, (size_t)views[0].len,
+                  views[1].buf, (size_t)views[1].len, views[2].buf, (size_t)views[2].len,
+                  has_tree ? &tree : NULL) != ARGONISHCHE_OK) {
         release_all(views, 4);
         Py_DECREF(self);
         PyErr_SetString(core.parameter_error, "the C driver refused the BLAKE2b parameters");
@@ -368,8 +488,9 @@ static PyObject *blake2b_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
         hash_buffer(self, &views[3], 0); /* cannot fail when not shared */
         if (views[3].obj != NULL) PyBuffer_Release(&views[3]);
     }
-    /* What the Python class kept as its pending bytes, and pickled. */
-    if (views[0].len == 0 && views[1].len == 0 && views[2].len == 0 &&
+    /* What the Python class kept as its pending bytes, and pickled (never with tree
+     * parameters: the pickle would lose them). */
+    if (views[0].len == 0 && views[1].len == 0 && views[2].len == 0 && !has_tree &&
         (backend == NULL || backend == Py_None) && (data == NULL || PyBytes_CheckExact(data))) {
         self->pending = data != NULL ? data : empty_bytes;
         Py_INCREF(self->pending);
@@ -453,8 +574,8 @@ static PyObject *blake2b_copy(Blake2bObject *self, PyObject *unused) {
 }
 
 /* Pickling, as the Python class allowed it: an object made from bytes alone (no key, salt,
- * person or backend) and not updated since pickles as its data and digest size; any other
- * refuses, as hashlib's do, since its state may hold a key. */
+ * person, tree parameter or backend) and not updated since pickles as its data and digest
+ * size; any other refuses, as hashlib's do, since its state may hold a key. */
 static PyObject *blake2b_reduce(Blake2bObject *self, PyObject *unused) {
     (void)unused;
     if (self->pending == NULL) {
@@ -502,9 +623,11 @@ static PyGetSetDef blake2b_getset[] = {
 };
 
 PyDoc_STRVAR(blake2b_doc,
-             "blake2b(data=b'', *, digest_size=64, key=b'', salt=b'', person=b'', "
-             "usedforsecurity=True, backend=None)\n--\n\n"
-             "BLAKE2b (RFC 7693) with 1..64-byte digests, optional key, salt and personalization.");
+             "blake2b(data=b'', *, digest_size=64, key=b'', salt=b'', person=b'', fanout=1, "
+             "depth=1, leaf_size=0, node_offset=0, node_depth=0, inner_size=0, "
+             "last_node=False, usedforsecurity=True, backend=None)\n--\n\n"
+             "BLAKE2b (RFC 7693) with 1..64-byte digests, optional key, salt and "
+             "personalization, and the tree-hashing parameters of hashlib.blake2b.");
 
 static PyType_Slot blake2b_slots[] = {
     {Py_tp_new, blake2b_new},
@@ -519,7 +642,7 @@ static PyType_Spec blake2b_spec = {
     "argonishche.blake2b",
     sizeof(Blake2bObject),
     0,
-    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_IMMUTABLETYPE, /* as hashlib's */
     blake2b_slots,
 };
 
@@ -527,17 +650,17 @@ static PyType_Spec blake2b_spec = {
 
 PyDoc_STRVAR(connect_doc,
              "connect(functions, registry_dict, resolver, parameter_error, "
-             "parameter_type_error, /)\n--\n\n"
+             "parameter_type_error, parameter_overflow_error, /)\n--\n\n"
              "Called once by argonishche._blake2: the addresses of the core's "
-             "argonishche_blake2b_init, _update, _final and argonishche_secure_wipe; the "
-             "argonishche._registry module's dict; resolver(backend) -> (table, address); "
-             "the two exception classes.");
+             "argonishche_blake2b_init_tree, argonishche_blake2b_update, _final and "
+             "argonishche_secure_wipe; the argonishche._registry module's dict; "
+             "resolver(backend) -> (table, address); the three exception classes.");
 
 static PyObject *connect(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     void *functions[4];
     (void)module;
-    if (nargs != 5) {
-        PyErr_SetString(PyExc_TypeError, "connect() takes 5 arguments");
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "connect() takes 6 arguments");
         return NULL;
     }
     if (!PyTuple_Check(args[0]) || PyTuple_Size(args[0]) != 4 || !PyDict_Check(args[1]) ||
@@ -553,16 +676,17 @@ static PyObject *connect(PyObject *module, PyObject *const *args, Py_ssize_t nar
         }
     }
     /* Again when argonishche._blake2 is imported anew (the C globals outlive the module). */
-    PyObject *old[7] = {core.registry_dict, core.resolver, core.parameter_error,
-                        core.parameter_type_error, core.cached_registry,
-                        core.cached_registry_dict, core.cached_table};
+    PyObject *old[8] = {core.registry_dict, core.resolver, core.parameter_error,
+                        core.parameter_type_error, core.parameter_overflow_error,
+                        core.cached_registry, core.cached_registry_dict, core.cached_table};
     core.registry_dict = Py_NewRef(args[1]);
     core.resolver = Py_NewRef(args[2]);
     core.parameter_error = Py_NewRef(args[3]);
     core.parameter_type_error = Py_NewRef(args[4]);
+    core.parameter_overflow_error = Py_NewRef(args[5]);
     core.cached_registry = core.cached_registry_dict = core.cached_table = NULL;
     core.cached_address = NULL;
-    for (int i = 0; i < 7; i++) Py_XDECREF(old[i]);
+    for (int i = 0; i < 8; i++) Py_XDECREF(old[i]);
     core.update = (update_fn)functions[1];
     core.final = (final_fn)functions[2];
     core.wipe = (wipe_fn)functions[3];
@@ -593,6 +717,15 @@ static int intern(PyObject **where, const char *text) {
     return *where == NULL ? -1 : 0;
 }
 
+/* type.name = value in the dict of the (immutable) type itself: see module_exec. */
+static int set_type_attribute(PyObject *type, const char *name, PyObject *value) {
+    PyObject *key = PyUnicode_InternFromString(name);
+    if (key == NULL) return -1;
+    int status = PyObject_GenericSetAttr(type, key, value);
+    Py_DECREF(key);
+    return status;
+}
+
 /* Multi-phase initialisation (PyModule_Create2 is not in the stable ABI's symbol list that
  * tests/test_packaging.py checks).  The C state above is per process: the module runs in the
  * first interpreter that imports it only (3.11's limited API cannot declare that in a slot). */
@@ -606,16 +739,20 @@ static int module_exec(PyObject *module) {
     }
     first = interpreter;
     if (intern(&s_instance, "_instance") < 0 || intern(&s_tables, "tables") < 0 ||
-        intern(&s_blake2b, "blake2b") < 0 || intern(&kw_data, "data") < 0 ||
-        intern(&kw_digest_size, "digest_size") < 0 || intern(&kw_key, "key") < 0 ||
-        intern(&kw_salt, "salt") < 0 || intern(&kw_person, "person") < 0 ||
-        intern(&kw_usedforsecurity, "usedforsecurity") < 0 || intern(&kw_backend, "backend") < 0)
+        intern(&s_blake2b, "blake2b") < 0)
         return -1;
+    for (int i = 0; i < N_ARGS; i++)
+        if (intern(&keywords[i], keyword_names[i]) < 0) return -1;
     if (empty_bytes == NULL) empty_bytes = PyBytes_FromStringAndSize("", 0);
     if (empty_bytes == NULL) return -1;
+    if (zero == NULL) zero = PyLong_FromLong(0);
+    if (zero == NULL) return -1;
     PyObject *type = PyType_FromSpec(&blake2b_spec);
     if (type == NULL) return -1;
-    /* hashlib.blake2b's class attributes (name and block_size too, as the Python class had). */
+    /* hashlib.blake2b's class attributes (name and block_size too, as the Python class had).
+     * The type is immutable, as hashlib's (its setattr refuses), so they go into its dict
+     * through the generic setattr (a type's dict is at its tp_dictoffset), before anything
+     * can have looked them up, and PyType_Modified drops any cached lookup all the same. */
     static const struct {
         const char *name;
         long value;
@@ -623,11 +760,14 @@ static int module_exec(PyObject *module) {
                      {"MAX_KEY_SIZE", 64}, {"MAX_DIGEST_SIZE", 64}};
     for (size_t i = 0; i < sizeof constants / sizeof constants[0]; i++) {
         PyObject *value = PyLong_FromLong(constants[i].value);
-        int status = value == NULL ? -1 : PyObject_SetAttrString(type, constants[i].name, value);
-        Py_XDECREF(value);
-        if (status < 0) goto error;
+        if (value == NULL || set_type_attribute(type, constants[i].name, value) < 0) {
+            Py_XDECREF(value);
+            goto error;
+        }
+        Py_DECREF(value);
     }
-    if (PyObject_SetAttrString(type, "name", s_blake2b) < 0) goto error;
+    if (set_type_attribute(type, "name", s_blake2b) < 0) goto error;
+    PyType_Modified((PyTypeObject *)type);
     if (PyModule_AddObjectRef(module, "blake2b", type) < 0) goto error;
     /* The newest module's type, for new_object() and dealloc's fast paths (objects of an
      * older one, from a module imported anew, use their type's tp_alloc and tp_free).  The

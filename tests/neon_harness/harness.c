@@ -83,11 +83,13 @@ static void check_blake2b_compress(int cases) {
     for (int n = 0; n < cases; n++) {
         uint64_t h_ref[8], h_test[8], t_ref[2], t_test[2];
         /* kind 0: a run of 1-4 full blocks (increment 128, not final); kind 1: one last block
-         * with its own byte count 0-128 and the final flag, as the core calls them. */
+         * with its own byte count 0-128, the final flag and, every other time, the last-node
+         * flag f1, as the core calls them. */
         const int kind = n % 2;
         const size_t nblocks = kind ? 1 : 1 + rng() % 4;
         const uint64_t increment = kind ? rng() % 129 : 128;
         const uint64_t final_flag = kind ? ~0ULL : 0;
+        const uint64_t last_node_flag = kind && (n / 2) % 2 ? ~0ULL : 0;
         const uint8_t *blocks = buffer + rng() % 16; /* BLAKE2b input has no alignment */
         for (size_t i = 0; i < sizeof buffer; i++) buffer[i] = (uint8_t)rng();
         for (int i = 0; i < 8; i++) h_ref[i] = h_test[i] = rng_word();
@@ -98,8 +100,10 @@ static void check_blake2b_compress(int cases) {
         default: t_ref[0] = ~0ULL - rng() % 300, t_ref[1] = rng() % 3; break;
         }
         t_test[0] = t_ref[0], t_test[1] = t_ref[1];
-        ref->blake2b_compress(h_ref, t_ref, blocks, nblocks, increment, final_flag);
-        test->blake2b_compress(h_test, t_test, blocks, nblocks, increment, final_flag);
+        ref->blake2b_compress(h_ref, t_ref, blocks, nblocks, increment, final_flag,
+                              last_node_flag);
+        test->blake2b_compress(h_test, t_test, blocks, nblocks, increment, final_flag,
+                               last_node_flag);
         totals[kind]++;
         if (memcmp(h_ref, h_test, sizeof h_ref) || memcmp(t_ref, t_test, sizeof t_ref))
             failures[kind]++;
@@ -109,7 +113,7 @@ static void check_blake2b_compress(int cases) {
 }
 
 /* Whole messages of random length, fed in random pieces through the core's update/final, so the
- * core's multi-block runs reach the kernel. */
+ * core's multi-block runs reach the kernel; every other one as a tree's last node (f1). */
 static void check_blake2b_messages(int cases) {
     static uint8_t message[2000];
     int failures = 0;
@@ -118,8 +122,13 @@ static void check_blake2b_messages(int cases) {
         uint8_t out_ref[64], out_test[64];
         argonishche_blake2b_state s_ref, s_test;
         for (size_t i = 0; i < len; i++) message[i] = (uint8_t)rng();
-        argonishche_blake2b_init(&s_ref, ref, digest_size, NULL, 0, NULL, 0, NULL, 0);
-        argonishche_blake2b_init(&s_test, test, digest_size, NULL, 0, NULL, 0, NULL, 0);
+        const argonishche_blake2b_tree tree = {.node_offset = rng_word(), .leaf_size = 4096,
+                                               .fanout = 4, .depth = 2, .node_depth = 0,
+                                               .inner_size = 64, .last_node = 1};
+        const argonishche_blake2b_tree *shape = n % 2 ? &tree : NULL;
+        argonishche_blake2b_init_tree(&s_ref, ref, digest_size, NULL, 0, NULL, 0, NULL, 0, shape);
+        argonishche_blake2b_init_tree(&s_test, test, digest_size, NULL, 0, NULL, 0, NULL, 0,
+                                      shape);
         for (size_t done = 0; done < len;) {
             size_t piece = 1 + rng() % 700;
             if (piece > len - done) piece = len - done;
@@ -139,8 +148,9 @@ static void check_blake2b_messages(int cases) {
 static int blake2b_kat(const argonishche_kernel_table *k, const blake2b_kat_vector *v) {
     argonishche_blake2b_state s;
     uint8_t out[64];
-    if (argonishche_blake2b_init(&s, k, v->digest_size, v->key, v->key_len, v->salt, v->salt_len,
-                                 v->person, v->person_len) != ARGONISHCHE_OK)
+    if (argonishche_blake2b_init_tree(&s, k, v->digest_size, v->key, v->key_len, v->salt,
+                                      v->salt_len, v->person, v->person_len,
+                                      v->tree) != ARGONISHCHE_OK)
         return 0;
     argonishche_blake2b_update(&s, v->data, v->data_len);
     argonishche_blake2b_final(&s, out);
@@ -196,7 +206,7 @@ static void bench(const argonishche_kernel_table *k, const char *who) {
     for (int i = 0; i < blocks; i++) k->argon2_fill_block(&c, &a, &b, 1), a.v[0] ^= c.v[1];
     const double fill = seconds() - start;
     start = seconds();
-    for (int i = 0; i < runs; i++) k->blake2b_compress(h, t, data, 64, 128, 0);
+    for (int i = 0; i < runs; i++) k->blake2b_compress(h, t, data, 64, 128, 0, 0);
     const double compress = seconds() - start;
     printf("%-5s argon2_fill_block %7.0f blocks/s   blake2b_compress %6.1f MB/s\n", who,
            blocks / fill, runs * (double)sizeof data / compress / 1e6);
@@ -209,7 +219,7 @@ int main(int argc, char **argv) {
         static _Alignas(64) argonishche_block a, b, c;
         uint64_t h[8] = {0}, t[2] = {0};
         test->argon2_fill_block(&c, &a, &b, 0);
-        test->blake2b_compress(h, t, (const uint8_t *)&a, 1, 128, 0);
+        test->blake2b_compress(h, t, (const uint8_t *)&a, 1, 128, 0, 0);
         printf("test kernels ran (compiled for \"%s\")\n", test->compiled_for);
         return 0;
     }

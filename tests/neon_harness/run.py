@@ -88,6 +88,8 @@ MUTANTS = [
     ("blake2b: t0 carry into t1 lost", "neon128.h", "t1 += (t0 < increment);", ""),
     ("blake2b: final flag ignored", "neon128.h", "vcreate_u64(final_flag)",
      "vcreate_u64(final_flag & 0)"),
+    ("blake2b: last-node flag ignored", "neon128.h", "vcreate_u64(last_node_flag)",
+     "vcreate_u64(last_node_flag & 0)"),
     ("blake2b: message pair (i even, j odd) takes j's low word", "neon128.h",
      "return vcopyq_laneq_u64(mj, 0, mi, 0);", "return vzip1q_u64(mi, mj);"),
     ("blake2b: one round left out", "neon128.h",
@@ -123,7 +125,7 @@ def write_vectors_header(path: Path) -> tuple[int, int]:
         "typedef struct { const char *name; const uint8_t *data; size_t data_len;"
         " size_t digest_size; const uint8_t *key; size_t key_len; const uint8_t *salt;"
         " size_t salt_len; const uint8_t *person; size_t person_len; const uint8_t *digest;"
-        " size_t digest_len; } blake2b_kat_vector;",
+        " size_t digest_len; const argonishche_blake2b_tree *tree; } blake2b_kat_vector;",
         "typedef struct { const char *name; uint32_t type, version, time_cost, memory_cost,"
         " lanes; const uint8_t *password; size_t password_len; const uint8_t *salt;"
         " size_t salt_len; const uint8_t *secret; size_t secret_len; const uint8_t *ad;"
@@ -135,7 +137,14 @@ def write_vectors_header(path: Path) -> tuple[int, int]:
         name = f"blake2b[{i}] len {len(x.data)}: {x.source[:40]}"
         lines.append(
             f"    {{{c_string(name)}, B{c_bytes(x.data)}, {x.digest_size}, B{c_bytes(x.key)},"
-            f" B{c_bytes(x.salt)}, B{c_bytes(x.person)}, B{c_bytes(x.digest)}}},")
+            f" B{c_bytes(x.salt)}, B{c_bytes(x.person)}, B{c_bytes(x.digest)}, NULL}},")
+    for i, x in enumerate(v.BLAKE2B_TREE_VECTORS):  # tree parameters and the f1 word
+        name = f"blake2b tree[{i}] len {len(x.data)}: {x.source[:35]}"
+        tree = (f"&(const argonishche_blake2b_tree){{{x.node_offset:#x}ULL, {x.leaf_size:#x}u, "
+                f"{x.fanout}, {x.depth}, {x.node_depth}, {x.inner_size}, {int(x.last_node)}}}")
+        lines.append(
+            f"    {{{c_string(name)}, B{c_bytes(x.data)}, {x.digest_size}, B{c_bytes(x.key)},"
+            f" B{c_bytes(x.salt)}, B{c_bytes(x.person)}, B{c_bytes(x.digest)}, {tree}}},")
     lines.append("};")
     lines.append("static const argon2_kat_vector argon2_kats[] = {")
     for i, x in enumerate(v.ARGON2_VECTORS):
@@ -148,7 +157,7 @@ def write_vectors_header(path: Path) -> tuple[int, int]:
     lines.append("};")
     lines.append("#undef B")
     path.write_text("\n".join(lines) + "\n")
-    return len(v.BLAKE2B_VECTORS), len(v.ARGON2_VECTORS)
+    return len(v.BLAKE2B_VECTORS) + len(v.BLAKE2B_TREE_VECTORS), len(v.ARGON2_VECTORS)
 
 
 # ---- building ---------------------------------------------------------------------------------

@@ -99,6 +99,19 @@ def generate(wrong_expected: bool = False) -> str:
     out.append("};")
     out.append("")
 
+    trees = vectors.BLAKE2B_TREE_VECTORS
+    out.append(f"#define KAT_BLAKE2B_TREE_COUNT {len(trees)}")
+    out.append("static const kat_blake2b_tree kat_blake2b_tree_vectors[] = {")
+    for v in trees:
+        out.append(f"    {{{{/* {v.source} */\n      {c_bytes(v.data)}, {len(v.data)}, "
+                   f"{v.digest_size}, {c_bytes(v.key)}, {len(v.key)}, {c_bytes(v.salt)}, "
+                   f"{len(v.salt)}, {c_bytes(v.person)}, {len(v.person)},\n      "
+                   f"{c_bytes(v.digest)}, {c_string(v.source)}}},\n     "
+                   f"{{{v.node_offset:#x}ULL, {v.leaf_size:#x}u, {v.fanout}, {v.depth}, "
+                   f"{v.node_depth}, {v.inner_size}, {int(v.last_node)}}}}},")
+    out.append("};")
+    out.append("")
+
     argon2 = list(vectors.ARGON2_VECTORS)
     out.append(f"#define KAT_ARGON2_COUNT {len(argon2)}")
     out.append("static const kat_argon2 kat_argon2_vectors[] = {")

@@ -48,6 +48,12 @@ typedef struct kat_blake2b {
     const char *source;
 } kat_blake2b;
 
+/* BLAKE2b with the tree parameters (vectors.py's BLAKE2B_TREE_VECTORS). */
+typedef struct kat_blake2b_tree {
+    kat_blake2b plain;
+    argonishche_blake2b_tree tree;
+} kat_blake2b_tree;
+
 typedef struct kat_argon2 {
     uint32_t type, version, time_cost, memory_cost, lanes;
     const char *password;
@@ -169,6 +175,23 @@ static void blake2b_vectors(const kat_backend *b, const void *k) {
             check(status == ARGONISHCHE_OK, "blake2b_oneshot", b->name, v->source);
             check_bytes(out, v->digest, v->digest_size, "blake2b_oneshot", b->name, v->source);
         }
+    }
+}
+
+/* Tree parameters and the last-node flag: the core's parameter block and the kernels' f1. */
+static void blake2b_tree_vectors(const kat_backend *b, const void *k) {
+    for (int i = 0; i < KAT_BLAKE2B_TREE_COUNT; i++) {
+        const kat_blake2b *v = &kat_blake2b_tree_vectors[i].plain;
+        argonishche_blake2b_state state;
+        uint8_t out[64];
+        int status = argonishche_blake2b_init_tree(
+            &state, k, v->digest_size, (const uint8_t *)v->key, v->key_len,
+            (const uint8_t *)v->salt, v->salt_len, (const uint8_t *)v->person, v->person_len,
+            &kat_blake2b_tree_vectors[i].tree);
+        check(status == ARGONISHCHE_OK, "blake2b_init_tree", b->name, v->source);
+        argonishche_blake2b_update(&state, (const uint8_t *)v->data, v->data_len);
+        argonishche_blake2b_final(&state, out);
+        check_bytes(out, v->digest, v->digest_size, "blake2b tree", b->name, v->source);
     }
 }
 
@@ -378,6 +401,7 @@ int main(void) {
         check(strcmp(k->compiled_for, b->target) == 0, "compiled_for == the row's target",
               b->name, k->compiled_for);
         blake2b_vectors(b, k);
+        blake2b_tree_vectors(b, k);
         argon2_vectors(b, k, arenas);
         threads_vs_one(b, k, ref_tag);
         printf("%-4s %-6s (compiled for \"%s\")\n", failures == before ? "ok" : "FAIL", b->name,

@@ -39,8 +39,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* 2: the table gained compiled_for. */
-#define ARGONISHCHE_KERNEL_ABI 2
+/* 2: the table gained compiled_for.
+ * 3: blake2b_compress gained last_node_flag, the f1 word (BLAKE2 tree hashing's last node). */
+#define ARGONISHCHE_KERNEL_ABI 3
 
 #define ARGONISHCHE_BLOCK_BYTES 1024   /* one Argon2 memory block */
 #define ARGONISHCHE_BLOCK_WORDS 128    /* ... as little-endian 64-bit words */
@@ -53,13 +54,18 @@ typedef struct argonishche_block {
 /*
  * BLAKE2b compression F over `nblocks` consecutive 128-byte blocks.
  * Before each block the 128-bit byte counter t (t[0] low, t[1] high) is increased by `increment`;
- * `final_flag` is the f0 word (0, or all ones for the last block).  The core passes several blocks
- * only with increment 128 and final_flag 0, and the last block of a message alone, with its own
- * byte count as increment: so a kernel may keep h in registers across a run of full blocks.
+ * `final_flag` is the f0 word (0, or all ones for the last block) and `last_node_flag` the f1
+ * word (all ones for the last block of the last node of a tree level, else 0): F computes with
+ * v[14] = IV[6] ^ f0 and v[15] = IV[7] ^ f1 (RFC 7693 section 3.2; f1 is the
+ * BLAKE2 paper's, for tree hashing).
+ * The core passes several blocks only with increment 128 and both flags 0, and the last block
+ * of a message alone, with its own byte count as increment: so a kernel may keep h in registers
+ * across a run of full blocks.
  */
 typedef void (*argonishche_blake2b_compress_fn)(uint64_t h[8], uint64_t t[2],
                                                 const uint8_t *blocks, size_t nblocks,
-                                                uint64_t increment, uint64_t final_flag);
+                                                uint64_t increment, uint64_t final_flag,
+                                                uint64_t last_node_flag);
 
 /*
  * Argon2 compression G (RFC 9106 section 3.5): next = G(prev, ref), or, when xor_into_next is

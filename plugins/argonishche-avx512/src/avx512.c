@@ -122,7 +122,8 @@ ARGONISHCHE_INLINE void avx512_blake2b_schedule_block(avx512_blake2b_schedule *o
  * the rounds' own shuffles, and the rounds read words stored a block earlier.  2.74-2.78 cycles
  * per byte, against 2.83 with each block's schedule made just before its rounds. */
 static void avx512_blake2b_compress(uint64_t h[8], uint64_t t[2], const uint8_t *blocks,
-                                    size_t nblocks, uint64_t increment, uint64_t final_flag) {
+                                    size_t nblocks, uint64_t increment, uint64_t final_flag,
+                                    uint64_t last_node_flag) {
     const __m256i iv_lo = _mm256_loadu_si256((const __m256i *)argonishche_blake2b_iv);
     const __m256i iv_hi = _mm256_loadu_si256((const __m256i *)argonishche_blake2b_iv + 1);
     __m256i h_lo = _mm256_loadu_si256((const __m256i *)h);
@@ -138,10 +139,11 @@ static void avx512_blake2b_compress(uint64_t h[8], uint64_t t[2], const uint8_t 
         t1 += (t0 < increment);
         if (nblocks > 1)
             avx512_blake2b_schedule_block(upcoming, blocks + ARGONISHCHE_BLAKE2B_BLOCK_BYTES);
-        /* v = h || IV, then v12, v13 ^= t and v14 ^= f0 (f1 stays 0: no tree hashing). */
+        /* v = h || IV, then v12, v13 ^= t and v14, v15 ^= f0, f1. */
         __m256i a = h_lo, b = h_hi, c = iv_lo;
         __m256i d = _mm256_xor_si256(iv_hi, _mm256_setr_epi64x((int64_t)t0, (int64_t)t1,
-                                                                (int64_t)final_flag, 0));
+                                                                (int64_t)final_flag,
+                                                                (int64_t)last_node_flag));
 #pragma GCC unroll 2
         for (int r = 0; r < 10; r++) avx512_blake2b_round(&a, &b, &c, &d, current->round[r]);
         avx512_blake2b_round(&a, &b, &c, &d, current->round[0]);
