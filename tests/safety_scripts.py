@@ -90,6 +90,28 @@ if pid == 0:
     os._exit(0 if hash_ok() else 1)
 print("child", wait_child(pid))
 """,
+    # fork() while another thread imports a name `import argonishche` left for first use: the
+    # child must not inherit the module half made, importlib's lock on it held by a thread the
+    # child does not have.  The lazy modules are dropped before each round, so that every round
+    # imports them again.
+    "fork_during_lazy_import": """
+LAZY_MODULES = ("argonishche._password_hasher", "argonishche._batch",
+                "argonishche._hash_parameters")
+outcomes = []
+for _ in range(10 * SCALE):
+    for name in LAZY_MODULES:
+        sys.modules.pop(name, None)
+    vars(argonishche).pop("PasswordHasher", None)
+    threading.Thread(target=lambda: argonishche.PasswordHasher, daemon=True).start()
+    time.sleep(random.random() * 0.004)
+    pid = os.fork()
+    if pid == 0:
+        signal.alarm(20)
+        hasher = argonishche.PasswordHasher(**COSTS)
+        os._exit(0 if hasher.verify(hasher.hash("pw"), "pw") else 1)
+    outcomes.append(wait_child(pid))
+print(" ".join(sorted(set(outcomes))), len(outcomes))
+""",
     # fork() while another thread trims: a new thread's hash in the child, and the child's
     # exit (which trims too), must not wait for a lock held by a thread that is not there.
     "fork_during_trim": """

@@ -30,6 +30,10 @@ def test_fork_while_another_thread_starts_the_registry(attempt):
     assert run_script("fork_during_startup") == "child ok"
 
 
+def test_fork_while_another_thread_imports_a_lazy_name():
+    assert run_script("fork_during_lazy_import") == "ok 10"
+
+
 def test_fork_while_another_thread_trims():
     assert run_script("fork_during_trim") == "ok 5"
 

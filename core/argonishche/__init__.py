@@ -1,15 +1,20 @@
 """argonishche: Argon2 (i, d, id) and BLAKE2b with C kernels chosen at run time from plugins.
 
-Importing is cheap: backends are discovered, CPU-checked and self-tested on first use.
+Importing is cheap: backends are discovered, CPU-checked and self-tested on first use, and the
+password hasher, batch and BLAKE2b modules are imported when first used.
 See ``python -m argonishche info`` for what was found and chosen on this machine.
 """
 
 from __future__ import annotations
 
+import _thread
+import importlib
+import os
+from typing import TYPE_CHECKING, Any
+
+# What every hash needs is imported now, in the importing thread; see _LAZY for the rest.
 from . import _registry
 from ._argon2 import argon2_hash, argon2_hash_encoded, argon2_verify
-from ._batch import hash_many
-from ._blake2 import blake2b
 from ._driver import ALIGNMENT_SLACK as _ALIGNMENT_SLACK
 from ._driver import memory_size as _memory_size
 from .exceptions import (
@@ -28,14 +33,59 @@ from .exceptions import (
 )
 from .hookspecs import Allocator, Backend, hookimpl
 from ._params import Argon2Params, Limits, Type
-from ._password_hasher import PasswordHasher
 from ._registry import BackendInfo
 from ._version import __version__ as __version__
 from ._core import lib as _lib
 
+if TYPE_CHECKING:  # the lazy names, for type checkers and IDEs
+    from ._batch import hash_many
+    from ._blake2 import blake2b
+    from ._password_hasher import PasswordHasher
+
 #: The kernel ABI this argonishche speaks (include/argonishche_kernel.h): a backend module built
 #: for another is refused when it loads.
 KERNEL_ABI: int = _lib.ARGONISHCHE_KERNEL_ABI
+
+#: Public names imported on first use (PEP 562), and their modules: a process that only hashes
+#: with argon2_hash does not pay for them (about 4 ms of start-up, measured with
+#: ``argonishche bench --startup``).
+_LAZY = {"PasswordHasher": "._password_hasher", "hash_many": "._batch", "blake2b": "._blake2"}
+
+# A child forked while another thread is importing one of them would inherit that module half
+# made, with importlib's lock on it held by a thread the child does not have: its first use of
+# the name would hang.  fork() therefore waits for such an import to finish.
+_lazy_lock = _thread.RLock()
+
+
+def _after_fork_in_child() -> None:
+    global _lazy_lock
+    _lazy_lock = _thread.RLock()  # the parent's was held (by the before-fork hook)
+
+
+if hasattr(os, "register_at_fork"):  # POSIX; Windows has no fork()
+    os.register_at_fork(before=lambda: _lazy_lock.acquire(),
+                        after_in_parent=lambda: _lazy_lock.release(),
+                        after_in_child=_after_fork_in_child)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        with _lazy_lock:
+            value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value  # later lookups find it directly
+        return value
+    if name == "_blake2b_type":  # connected to the registry by _blake2, before any use
+        importlib.import_module("._blake2", __name__)
+    try:  # a submodule not imported yet, as `argonishche._pool`
+        return importlib.import_module(f".{name}", __name__)
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__name__}.{name}":
+            raise
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
 
 
 def backends() -> list[BackendInfo]:

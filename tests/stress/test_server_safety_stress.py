@@ -24,6 +24,10 @@ def test_fork_during_startup_many_times():
     assert outcomes == {"child ok"}
 
 
+def test_fork_during_lazy_imports_many_times():
+    assert run_script("fork_during_lazy_import", SCALE, timeout=900) == f"ok {10 * SCALE}"
+
+
 @pytest.mark.parametrize("name", ["fork_during_trim", "fork_mid_hash"])
 def test_fork_at_random_moments(name):
     assert run_script(name, SCALE, timeout=900) == f"ok {5 * SCALE}"
