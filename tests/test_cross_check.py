@@ -190,6 +190,21 @@ def test_argon2_every_thread_count_matches_reference(parallelism, backend):
         assert tag == expected, f"threads={threads} of p={parallelism}"
 
 
+@pytest.mark.parametrize("kind", TYPES)
+@pytest.mark.parametrize(("parallelism", "threads"), [(2, 1), (3, 1), (4, 2), (5, 2), (8, 3)])
+def test_argon2_lanes_filled_in_turn_match_reference(kind, parallelism, threads, backend):
+    # A thread with two lanes of a slice fills them a block of each in turn, loading each next
+    # reference early (argon2.c, fill_segment_pair).  Segments of 260 blocks cross two address
+    # blocks of data-independent addressing (128 references each), where the early load must
+    # wait for the next address block; the cases above have segments of at most 64 blocks.
+    rng = random.Random(f"pairs-{kind}-{parallelism}")
+    case = Argon2Case(kind, 0x13, 2, 4 * parallelism * 260 + 3, parallelism, 32,
+                      _random_bytes(rng, 20), _random_bytes(rng, 16), b"", b"", threads)
+    tag = argonishche.argon2_hash(case.password, case.salt, threads=threads, backend=backend,
+                                  **case.kwargs())
+    assert tag == reference_tag(case), f"p={parallelism} on {threads} thread(s)"
+
+
 # ---- BLAKE2b against hashlib ----------------------------------------------------------------
 
 

@@ -175,49 +175,110 @@ static inline void prefetch_block(const argonishche_block *block) {
         ARGONISHCHE_PREFETCH((const uint8_t *)block + 64 * line);
 }
 
-static void fill_segment(const argon2_instance *inst, uint32_t pass, uint32_t slice,
-                         uint32_t lane) {
+/* One lane's progress through one segment.  As soon as a block is made, the reference of the
+ * lane's next block is known (data-dependent: it is the first word of the block just made;
+ * data-independent: the address block holds it) and its loading starts.  A thread filling two
+ * lanes alternates between them (fill_segment_pair), so that each reference has a whole block
+ * of the other lane's work to arrive in: in memory larger than the caches most references miss
+ * every cache and, with 4 KiB pages, the TLB. */
+typedef struct segment_cursor {
+    /* Data-independent addressing only: G's operands for the address blocks.  The zero block
+     * lies beside the input block, as a local, so that the kernel sees the two close together
+     * (a kernel wrong for far-apart blocks is caught by the placement checks, not here). */
     _Alignas(64) argonishche_block address, input, zero;
-    const int data_independent =
+    argonishche_block *lane_start;
+    const argonishche_block *next_ref;             /* the next block's reference, if known */
+    uint32_t pass, slice, lane, i;
+    int data_independent, xor_into_next;
+} segment_cursor;
+
+static void cursor_begin(const argon2_instance *inst, segment_cursor *c, uint32_t pass,
+                         uint32_t slice, uint32_t lane) {
+    c->pass = pass;
+    c->slice = slice;
+    c->lane = lane;
+    c->data_independent =
         inst->type == ARGONISHCHE_ARGON2I ||
         (inst->type == ARGONISHCHE_ARGON2ID && pass == 0 && slice < SYNC_POINTS / 2);
-    const int xor_into_next = inst->version != 0x10 && pass != 0;
+    c->xor_into_next = inst->version != 0x10 && pass != 0;
     /* The first two blocks of each lane were made from H0. */
-    uint32_t first = (pass == 0 && slice == 0) ? 2 : 0;
-    argonishche_block *lane_start = inst->memory + (size_t)lane * inst->lane_length;
-
-    if (data_independent) {
-        memset(&zero, 0, sizeof zero);
-        memset(&input, 0, sizeof input);
-        input.v[0] = pass;
-        input.v[1] = lane;
-        input.v[2] = slice;
-        input.v[3] = (uint64_t)inst->lane_length * inst->lanes;
-        input.v[4] = inst->passes;
-        input.v[5] = inst->type;
-        if (first != 0) next_addresses(inst, &address, &input, &zero);
+    c->i = (pass == 0 && slice == 0) ? 2 : 0;
+    c->lane_start = inst->memory + (size_t)lane * inst->lane_length;
+    c->next_ref = NULL;
+    if (c->data_independent) {
+        memset(&c->zero, 0, sizeof c->zero);
+        memset(&c->input, 0, sizeof c->input);
+        c->input.v[0] = pass;
+        c->input.v[1] = lane;
+        c->input.v[2] = slice;
+        c->input.v[3] = (uint64_t)inst->lane_length * inst->lanes;
+        c->input.v[4] = inst->passes;
+        c->input.v[5] = inst->type;
+        if (c->i != 0) next_addresses(inst, &c->address, &c->input, &c->zero);
     }
+}
 
-    for (uint32_t i = first; i < inst->segment_length; i++) {
-        uint32_t column = slice * inst->segment_length + i;
-        uint32_t prev_column = column == 0 ? inst->lane_length - 1 : column - 1;
-        uint64_t pseudo_random;
-        if (data_independent) {
-            if (i % ADDRESSES_PER_BLOCK == 0) next_addresses(inst, &address, &input, &zero);
-            pseudo_random = address.v[i % ADDRESSES_PER_BLOCK];
-            /* The next block's reference is known already: start loading it while this block
-             * is computed, since in large memory most references miss every cache. */
-            uint32_t next = i + 1;
-            if (next < inst->segment_length && next % ADDRESSES_PER_BLOCK != 0)
-                prefetch_block(reference_block(inst, pass, slice, lane, next,
-                                               address.v[next % ADDRESSES_PER_BLOCK]));
-        } else {
-            pseudo_random = lane_start[prev_column].v[0];
+/* Fill the cursor's block and move on, starting to load the next block's reference as early as
+ * it is known: data-independent, before this block is made (its address block has it);
+ * data-dependent, once this block is made (its first word decides), but only if *interleaved*,
+ * with other work to do before the next block (alone, the load would start at once anyway). */
+static inline void cursor_step(const argon2_instance *inst, segment_cursor *c, int interleaved) {
+    uint32_t i = c->i, next = i + 1;
+    uint32_t column = c->slice * inst->segment_length + i;
+    uint32_t prev_column = column == 0 ? inst->lane_length - 1 : column - 1;
+    const argonishche_block *ref = c->next_ref;
+    c->next_ref = NULL;
+    if (c->data_independent) {
+        if (i % ADDRESSES_PER_BLOCK == 0) next_addresses(inst, &c->address, &c->input, &c->zero);
+        if (ref == NULL)
+            ref = reference_block(inst, c->pass, c->slice, c->lane, i,
+                                  c->address.v[i % ADDRESSES_PER_BLOCK]);
+        if (next < inst->segment_length && next % ADDRESSES_PER_BLOCK != 0) {
+            c->next_ref = reference_block(inst, c->pass, c->slice, c->lane, next,
+                                          c->address.v[next % ADDRESSES_PER_BLOCK]);
+            prefetch_block(c->next_ref);
         }
-        inst->fill_block(&lane_start[column], &lane_start[prev_column],
-                         reference_block(inst, pass, slice, lane, i, pseudo_random),
-                         xor_into_next);
+    } else if (ref == NULL) {
+        ref = reference_block(inst, c->pass, c->slice, c->lane, i,
+                              c->lane_start[prev_column].v[0]);
     }
+    inst->fill_block(&c->lane_start[column], &c->lane_start[prev_column], ref, c->xor_into_next);
+    c->i = next;
+    if (!c->data_independent && interleaved && next < inst->segment_length) {
+        c->next_ref = reference_block(inst, c->pass, c->slice, c->lane, next,
+                                      c->lane_start[column].v[0]);
+        prefetch_block(c->next_ref);
+    }
+}
+
+static void fill_segment(const argon2_instance *inst, uint32_t pass, uint32_t slice,
+                         uint32_t lane) {
+    segment_cursor c;
+    cursor_begin(inst, &c, pass, slice, lane);
+    while (c.i < inst->segment_length) cursor_step(inst, &c, 0);
+}
+
+/* Two lanes of one slice, a block of each in turn: the lanes of a slice never reference each
+ * other's current segment (RFC 9106 section 3.4.1), so any order of their blocks gives the
+ * same memory.  Both segments start at the same index and have the same length. */
+static void fill_segment_pair(const argon2_instance *inst, uint32_t pass, uint32_t slice,
+                              uint32_t lane_a, uint32_t lane_b) {
+    segment_cursor a, b;
+    cursor_begin(inst, &a, pass, slice, lane_a);
+    cursor_begin(inst, &b, pass, slice, lane_b);
+    while (a.i < inst->segment_length) {
+        cursor_step(inst, &a, 1);
+        cursor_step(inst, &b, 1);
+    }
+}
+
+/* The segments of this slice in lanes first, first + stride, ...: two at a time. */
+static void fill_lanes(const argon2_instance *inst, uint32_t pass, uint32_t slice,
+                       uint32_t first, uint32_t stride) {
+    uint32_t lane = first;
+    for (; lane + stride < inst->lanes; lane += 2 * stride)
+        fill_segment_pair(inst, pass, slice, lane, lane + stride);
+    if (lane < inst->lanes) fill_segment(inst, pass, slice, lane);
 }
 
 /* Before filling: fault in the lane's pages from the thread that fills it, so that a fresh
@@ -283,8 +344,7 @@ static ARGONISHCHE_THREAD_FN(work, arg) {
         for (uint32_t lane = w->id; lane < inst->lanes; lane += members) prefault_lane(inst, lane);
     for (uint32_t pass = 0; pass < inst->passes; pass++) {
         for (uint32_t slice = 0; slice < SYNC_POINTS; slice++) {
-            for (uint32_t lane = w->id; lane < inst->lanes; lane += members)
-                fill_segment(inst, pass, slice, lane);
+            fill_lanes(inst, pass, slice, w->id, members);
             team_barrier(t);
         }
     }
@@ -299,8 +359,7 @@ static void fill_memory(const argon2_instance *inst, uint32_t threads) {
             for (uint32_t lane = 0; lane < inst->lanes; lane++) prefault_lane(inst, lane);
         for (uint32_t pass = 0; pass < inst->passes; pass++)
             for (uint32_t slice = 0; slice < SYNC_POINTS; slice++)
-                for (uint32_t lane = 0; lane < inst->lanes; lane++)
-                    fill_segment(inst, pass, slice, lane);
+                fill_lanes(inst, pass, slice, 0, 1);
         if (inst->wipe)
             for (uint32_t lane = 0; lane < inst->lanes; lane++) wipe_lane(inst, lane);
         return;
