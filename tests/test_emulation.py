@@ -11,6 +11,11 @@ expect through the environment:
 - ``ARGONISHCHE_EXPECT_MACHINE``: the architecture this interpreter must run on (``emu-aarch64*``:
   ``aarch64``), so that an env which silently ran natively fails.
 
+``ARGONISHCHE_SDE_STANDIN`` is set only by tests/sde_standin/sde64 (``emu-sde``), never by a
+real Intel SDE.  When it says the stand-in ran a chip natively (AVX-512: QEMU cannot emulate it),
+the checks of what the emulated CPU must show are skips whose reason says so and names the
+check: a native run cannot prove them.
+
 What only such an env can show (a backend above the CPU, a required backend) is a skip natively
 whose reason names the variable that enables it.
 """
@@ -20,6 +25,7 @@ from __future__ import annotations
 import importlib
 import os
 import platform
+import sys
 
 import pytest
 
@@ -29,6 +35,13 @@ from argonishche._core import lib
 from argonishche.testing import USABLE_STATES as USABLE
 
 from support import run_python
+
+
+def skip_unless_emulated(check: str) -> None:
+    """Skip *check* if the sde64 stand-in ran this process natively instead of emulating."""
+    standin = os.environ.get("ARGONISHCHE_SDE_STANDIN", "")
+    if standin.startswith("native -"):  # not "host: ..." (no chip option): that must fail
+        pytest.skip(f"sde64 stand-in, {standin}; skipped: {check}")
 
 
 def expected_backend() -> str:
@@ -41,6 +54,9 @@ def expected_backend() -> str:
 
 
 def test_the_expected_backend_is_the_one_running():
+    if os.environ.get("ARGONISHCHE_EXPECT_BACKEND"):
+        skip_unless_emulated("the emulated CPU selects ARGONISHCHE_EXPECT_BACKEND="
+                             + os.environ["ARGONISHCHE_EXPECT_BACKEND"])
     expected = expected_backend()
     assert argonishche.selected_backend("argon2") == expected
     assert argonishche.selected_backend("blake2b") == expected
@@ -67,6 +83,7 @@ def test_the_probe_sees_the_cpu_that_runs_us():
     expected = os.environ.get("ARGONISHCHE_EXPECT_CPU_FEATURES")
     probed = _cpu.probed_features()
     if expected is not None:
+        skip_unless_emulated(f"the probe sees exactly ARGONISHCHE_EXPECT_CPU_FEATURES={expected}")
         assert probed == {f for f in expected.split(",") if f}
         return
     if platform.machine().lower() in ("x86_64", "amd64"):
@@ -85,11 +102,28 @@ def test_the_probe_sees_the_cpu_that_runs_us():
     assert probed <= set(flags)
 
 
+def test_child_interpreters_run_on_the_same_cpu():
+    """The children the tests start (sys.executable) see this process's CPU: under an emulator,
+    sys.executable must lead back into it (tests/emulate.py's wrapper), or every test that runs
+    a fresh interpreter would run natively."""
+    code = ("import sys\n"
+            "from argonishche import _cpu\n"
+            "print(','.join(sorted(_cpu.probed_features())))\n"
+            "print(sys.executable)\n")
+    out = run_python(code)
+    assert out.returncode == 0, out.stderr
+    features, executable = out.stdout.splitlines()[-2:]
+    assert features == ",".join(sorted(_cpu.probed_features()))
+    assert executable == sys.executable  # ... and so do theirs
+
+
 def test_backends_above_the_cpu_are_unsupported_not_broken():
     records = argonishche.backends()
     above = [r for r in records if not set(r.cpu_features) <= _cpu.features()]
     expected = os.environ.get("ARGONISHCHE_EXPECT_CPU_FEATURES")
     if expected is not None:  # an emulated CPU: the backends beyond it are the ones above it
+        skip_unless_emulated("the backends above the emulated CPU are exactly those needing "
+                             f"more than ARGONISHCHE_EXPECT_CPU_FEATURES={expected}")
         emulated = {f for f in expected.split(",") if f}
         assert {r.name for r in above} == {
             r.name for r in records if not set(r.cpu_features) <= emulated}
