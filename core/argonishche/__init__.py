@@ -25,6 +25,7 @@ from .exceptions import (
     InvalidHashError,
     LimitExceededError,
     ParameterError,
+    ParameterOverflowError,
     ParameterTypeError,
     SettingError,
     UnsupportedParametersError,
@@ -125,8 +126,9 @@ def memory_size(memory_cost: int, parallelism: int = 1) -> int:
 __all__ = [
     "Argon2Params", "ArgonishcheError", "ArgonishcheMemoryError", "Backend", "BackendError",
     "BackendInfo", "HashingError", "InvalidHashError", "LimitExceededError", "Limits",
-    "ParameterError", "ParameterTypeError", "SettingError", "UnsupportedParametersError",
-    "PasswordHasher", "Type", "VerificationError", "VerifyMismatchError", "argon2_hash",
-    "argon2_hash_encoded", "argon2_verify", "backends", "blake2b", "calibrate", "hash_many",
-    "hookimpl", "KERNEL_ABI", "memory_size", "selected_backend", "trim_memory", "Allocator",  # noqa: RUF022
+    "ParameterError", "ParameterOverflowError", "ParameterTypeError", "SettingError",
+    "UnsupportedParametersError", "PasswordHasher", "Type", "VerificationError",
+    "VerifyMismatchError", "argon2_hash", "argon2_hash_encoded", "argon2_verify", "backends",
+    "blake2b", "calibrate", "hash_many", "hookimpl", "KERNEL_ABI", "memory_size",
+    "selected_backend", "trim_memory", "Allocator",  # noqa: RUF022
 ]

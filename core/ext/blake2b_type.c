@@ -85,7 +85,7 @@ static PyObject *keywords[N_ARGS]; /* interned */
 static int connected(void) {
     if (core.init != NULL) return 1;
     PyErr_SetString(PyExc_RuntimeError,
-                    "argonishche._blake2b_type is not connected: import argonishche first");
+                    "argonishche._blake2b_type is not connected: use argonishche.blake2b");
     return 0;
 }
 
