@@ -29,6 +29,9 @@ setup(
     ext_modules=[Extension(
         "argonishche._blake2b_type", sources=["core/ext/blake2b_type.c"],
         include_dirs=["core/csrc", "core/argonishche/include"], py_limited_api=True,
+        # Rebuilt when a header changes, not only its .c file (argonishche.build.headers_beside).
+        depends=[os.path.join(d, name) for d in ("core/csrc", "core/argonishche/include")
+                 for name in sorted(os.listdir(d)) if name.endswith(".h")],
         define_macros=[("Py_LIMITED_API", "0x030B0000")],
         extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra"],
         # It calls nothing in libc, so the linker would record no libc at all, and auditwheel

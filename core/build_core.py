@@ -78,6 +78,9 @@ ffibuilder.set_source(
              ("arena.c", "argon2.c", "blake2b.c", "cpu_features.c", "cpu_features_arm.c",
               "memory.c")],
     include_dirs=[CSRC, INCLUDE],
+    # Rebuilt when a header changes too, not only a .c file (see headers_beside).
+    depends=sorted(os.path.join(d, name) for d in (CSRC, INCLUDE) for name in os.listdir(d)
+                   if name.endswith(".h")),
     # Optimisation only: the core must import on any CPU of its architecture, so no ISA flags here.
     extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra"],
     # Windows threads come with the C runtime (core/csrc/platform.h); POSIX links pthreads.

@@ -166,3 +166,19 @@ def test_the_installed_modules_were_built_by_the_expected_compiler():
         assert COMMENT_MARK[EXPECT_COMPILER] in comment, (path, comment)
         if EXPECT_COMPILER == "gcc":  # gcc's mark is in clang's modules too (its crt*.o files)
             assert COMMENT_MARK["clang"] not in comment, (path, comment)
+
+
+def test_every_module_is_rebuilt_when_a_header_it_includes_changes(tmp_path):
+    # setuptools recompiles a module only when a source or one of its `depends` is newer than
+    # the module.  Without the headers there, a build tree from before the kernel ABI went to 3
+    # kept its sse2, ssse3 and sse41 objects (simd128.h had changed, their .c files had not):
+    # the rebuilt wheel's registry refused them as "built for kernel ABI 2".
+    from argonishche import build
+
+    backends = ROOT / "backends"
+    builder = build.backend_ffibuilder("check._sse2", [str(backends / "sse2.c")], ["sse2"])
+    watched = {pathlib.Path(p).name for p in builder.distutils_extension(str(tmp_path)).depends}
+    assert {"argonishche_kernel.h", "argonishche_target.h", "simd128.h"} <= watched
+    core = build_core_module().ffibuilder.distutils_extension(str(tmp_path / "core"))
+    assert {"argonishche_core.h", "platform.h", "argonishche_kernel.h"} <= {
+        pathlib.Path(p).name for p in core.depends}

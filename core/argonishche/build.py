@@ -96,6 +96,16 @@ def kernel_target_clang(cpu_features: Collection[str]) -> str:
     return target
 
 
+def headers_beside(directories: Collection[str]) -> list[str]:
+    """The C headers in *directories*: what a build must watch besides the sources.
+
+    setuptools recompiles a module only when one of its sources or ``depends`` is newer than
+    it: without its headers, a build tree left from before a header changed (the kernel
+    contract's ABI, say) keeps the old objects, and the registry refuses the stale module."""
+    return sorted({os.path.join(directory, name) for directory in directories
+                   for name in os.listdir(directory or ".") if name.endswith(".h")})
+
+
 def backend_ffibuilder(module_name: str, sources: Sequence[str],
                        cpu_features: Collection[str] = (),
                        include_dirs: Sequence[str] = ()) -> FFI:
@@ -125,6 +135,7 @@ def backend_ffibuilder(module_name: str, sources: Sequence[str],
         '#include "argonishche_kernel.h"',
         sources=list(sources),
         include_dirs=[INCLUDE_DIR, *include_dirs],
+        depends=headers_beside([INCLUDE_DIR, *include_dirs, *map(os.path.dirname, sources)]),
         # Both compilers' spellings; argonishche_target.h picks one, and the kernel table
         # records GCC's (the table's names) whichever compiled it.
         define_macros=[("ARGONISHCHE_KERNEL_TARGET", f'"{target}"'),
