@@ -5,8 +5,8 @@
  *
  * What AVX-512 adds to the 128-bit kernels: 32 vector registers, so Argon2's whole 1 KiB block
  * (16 zmm), R = X ^ Y and the working copy stay in registers through both halves of G; vprorq,
- * a rotation in one instruction; vpternlogq, any function of three inputs (a three-way XOR) in
- * one; and two-source permutes, so BLAKE2b gathers eight message words in one instruction.
+ * a rotation in one instruction; and vpternlogq, any function of three inputs (a three-way XOR)
+ * in one.
  *
  * Both algorithms mix sixteen 64-bit words v0..v15 seen as a 4x4 matrix: its four columns,
  * GB(v0, v4, v8, v12) .. GB(v3, v7, v11, v15), then its four diagonals, GB(v0, v5, v10, v15),
@@ -33,10 +33,9 @@ ARGONISHCHE_TARGET_BEGIN
 /* ---- BLAKE2b F (RFC 7693 section 3.2): one 4-word matrix row per ymm register -------------- */
 
 /* BLAKE2b's speed is the latency of its chain a -> d -> c -> b -> a, 12 dependent steps per G
- * at best.  The choices below were measured over 1 MiB (fastest of 30 calls from C, in cycles
- * per byte): an XOR and a vprorq for every rotation, 3.28; the message words gathered by
- * permutes inside each round, 3.2; the twelve rounds unrolled instead of a loop of rounds, 3.05;
- * as written, 2.74-2.80.  From Python, interleaved medians: 2.9, against 3.9 for hashlib. */
+ * at best, and no 512-bit operation may sit beside it (see avx512_blake2b_message).  On Zen 4,
+ * over 1 MiB (fastest of 30 calls from C, in cycles per byte), the twelve rounds unrolled instead
+ * of a loop of rounds took 3.05 against 3.2, with a loop. */
 
 /* An empty asm that claims to change x, so the compiler must compute x as written: G adds a
  * message word and b to a, and b is the last link of the chain a -> d -> c -> b, so a + m must
@@ -47,80 +46,68 @@ ARGONISHCHE_INLINE __m256i avx512_as_written(__m256i x) {
     return x;
 }
 
-/* ror(u ^ v, n) with the rotation split over the two inputs: ror(u, n) ^ (v >> n) ^ (v << 64-n).
- * u is the older input, so ror(u, n) is ready early, and from v to the result is a shift and a
- * vpternlogq: 2 cycles instead of 3 for an XOR and a vprorq.  (A macro: n must be a constant
- * expression for the shift and rotate instructions even in an unoptimised build.) */
-#define AVX512_XOR_ROR(u, v, n)                                                              \
-    _mm256_ternarylogic_epi64(_mm256_ror_epi64((u), (n)), _mm256_srli_epi64((v), (n)),       \
-                              _mm256_slli_epi64((v), 64 - (n)), 0x96)
-
 /* The mixing function G (section 3.1) on all four columns (or diagonals) at once; x and y hold
- * each lane's two message words.  The rotation by 32 is vpshufd (1 cycle), 24 and 16 are
- * AVX512_XOR_ROR, and 63 is the same split with v + v as the shift left by one.  The chain
- * a -> d -> c -> b -> a is then 12 steps per G instead of 16 with a vprorq for each rotation
- * (in practice about 14 cycles: the steps compete for two shift units). */
+ * each lane's two message words.  The rotation by 32 is vpshufd, the others an XOR and a vprorq.
+ * On an Intel Xeon VM (CPUID family 6 model 167, December 2026), where vprorq takes 1 cycle,
+ * this ran 1,371 MB/s over 1 MiB against 1,127 with 24, 16 and 63 split over G's two inputs
+ * (ror(u, n) ^ (v >> n) ^ (v << 64 - n) in a vpternlogq, one step shorter where vprorq takes 2
+ * cycles, as on Zen 4, but twice the uops), and the avx2 backend's 1,277 (interleaved, 9
+ * repetitions).  Zen 4 was not measured again with this form. */
 ARGONISHCHE_INLINE void avx512_blake2b_g(__m256i *a, __m256i *b, __m256i *c, __m256i *d, __m256i x,
                                     __m256i y) {
     *a = _mm256_add_epi64(avx512_as_written(_mm256_add_epi64(*a, x)), *b);
     *d = _mm256_shuffle_epi32(_mm256_xor_si256(*d, *a), _MM_SHUFFLE(2, 3, 0, 1));
     *c = _mm256_add_epi64(*c, *d);
-    *b = AVX512_XOR_ROR(*b, *c, 24);
+    *b = _mm256_ror_epi64(_mm256_xor_si256(*b, *c), 24);
     *a = _mm256_add_epi64(avx512_as_written(_mm256_add_epi64(*a, y)), *b);
-    *d = AVX512_XOR_ROR(*d, *a, 16);
+    *d = _mm256_ror_epi64(_mm256_xor_si256(*d, *a), 16);
     *c = _mm256_add_epi64(*c, *d);
-    *b = _mm256_ternarylogic_epi64(_mm256_ror_epi64(*b, 63), _mm256_add_epi64(*c, *c),
-                                   _mm256_srli_epi64(*c, 63), 0x96);
+    *b = _mm256_ror_epi64(_mm256_xor_si256(*b, *c), 63);
 }
 
-/* One round: G on the columns, then on the diagonals, with the round's message words in the
- * order avx512_blake2b_schedule_block writes them. */
-ARGONISHCHE_INLINE void avx512_blake2b_round(__m256i *a, __m256i *b, __m256i *c, __m256i *d,
-                                        const __m512i schedule[2]) {
-    const __m256i *m = (const __m256i *)schedule;
-    const __m256i x0 = _mm256_load_si256(m), y0 = _mm256_load_si256(m + 2);
-    const __m256i x1 = _mm256_load_si256(m + 1), y1 = _mm256_load_si256(m + 3);
-    avx512_blake2b_g(a, b, c, d, x0, y0);
-    /* Diagonals as columns: a = (v3, v0, v1, v2), c = (v9, v10, v11, v8), d = (v14, v15, v12,
-     * v13).  Row b, computed last, stays put, so these run while b is still being computed.
-     * valignq and vshufi64x2 take 3 cycles on Zen 4, vpermq 4. */
-    *a = _mm256_alignr_epi64(*a, *a, 3);
-    *c = _mm256_alignr_epi64(*c, *c, 1);
-    *d = _mm256_shuffle_i64x2(*d, *d, 1);
-    avx512_blake2b_g(a, b, c, d, x1, y1);
-    *a = _mm256_alignr_epi64(*a, *a, 1);
-    *c = _mm256_alignr_epi64(*c, *c, 3);
-    *d = _mm256_shuffle_i64x2(*d, *d, 1);
+/* Message words i0..i3 into lanes 0..3, in 256-bit operations only: four broadcast loads (done
+ * by the load units) and three blends (any vector port).  A schedule of each block's words made
+ * a block ahead with 512-bit two-source permutes (vpermt2q) was faster on Zen 4, 2.74-2.80
+ * cycles per byte against 2.83, but a third slower than the avx2 backend on an Intel Xeon VM
+ * (CPUID family 6 model 167, December 2026: 998 against 1,328 MB/s over 1 MiB, interleaved):
+ * likely because there, while 512-bit operations are in flight, port 1 runs no vector operation
+ * of its own (it is fused with port 0 for them), which G's 256-bit chain needs. */
+ARGONISHCHE_INLINE __m256i avx512_blake2b_message(const uint8_t *block, int i0, int i1, int i2,
+                                                  int i3) {
+    const __m256i w0 = _mm256_set1_epi64x((long long)argonishche_load64_le(block + 8 * i0));
+    const __m256i w1 = _mm256_set1_epi64x((long long)argonishche_load64_le(block + 8 * i1));
+    const __m256i w2 = _mm256_set1_epi64x((long long)argonishche_load64_le(block + 8 * i2));
+    const __m256i w3 = _mm256_set1_epi64x((long long)argonishche_load64_le(block + 8 * i3));
+    return _mm256_blend_epi32(_mm256_blend_epi32(w0, w1, 0x0C), _mm256_blend_epi32(w2, w3, 0xC0),
+                              0xF0);
 }
 
-/* The message words of one block in the order rounds 0..9 add them (rounds 10 and 11 reuse
- * sigma rows 0 and 1).  Column G_i takes m[s[2i]] first and m[s[2i+1]] second; after the
- * rotation in avx512_blake2b_round, lane 0 of row b holds v4, so the lanes hold the diagonals
- * G_7, G_4, G_5, G_6.  Per round: the columns' first words, the diagonals' first words, the
- * columns' second words, the diagonals' second words.  A two-source permute of m0..m7 and
- * m8..m15 picks each eight. */
-typedef struct avx512_blake2b_schedule {
-    __m512i round[10][2];   /* 64-byte aligned, so no store of it straddles two cache lines */
-} avx512_blake2b_schedule;
-
-ARGONISHCHE_INLINE void avx512_blake2b_schedule_block(avx512_blake2b_schedule *out,
-                                                 const uint8_t *block) {
-    const __m512i m_lo = _mm512_loadu_si512(block), m_hi = _mm512_loadu_si512(block + 64);
-    for (int r = 0; r < 10; r++) {
-        const uint8_t *s = argonishche_blake2b_sigma[r];
-        out->round[r][0] = _mm512_permutex2var_epi64(
-            m_lo, _mm512_setr_epi64(s[0], s[2], s[4], s[6], s[14], s[8], s[10], s[12]), m_hi);
-        out->round[r][1] = _mm512_permutex2var_epi64(
-            m_lo, _mm512_setr_epi64(s[1], s[3], s[5], s[7], s[15], s[9], s[11], s[13]), m_hi);
-    }
-}
+/* One round: G on the columns, then on the diagonals.  Column G_i takes m[s[2i]] first and
+ * m[s[2i+1]] second; after the rotation, lane 0 of row b holds v4, so the lanes hold the
+ * diagonals G_7, G_4, G_5, G_6.  Diagonals as columns: a = (v3, v0, v1, v2), c = (v9, v10, v11,
+ * v8), d = (v14, v15, v12, v13); row b, computed last, stays put, so these run while b is
+ * still being computed (valignq and vshufi64x2 take 3 cycles on Zen 4, vpermq 4).  The empty asm
+ * on `block` makes each round load its own words: GCC would otherwise keep rounds 10 and 11's
+ * (rounds 0 and 1's again) alive across the rounds and spill them. */
+#define AVX512_BLAKE2B_ROUND(r)                                                                \
+    do {                                                                                       \
+        const uint8_t *s = argonishche_blake2b_sigma[r];                                       \
+        __asm__("" : "+r"(block));                                                             \
+        avx512_blake2b_g(&a, &b, &c, &d, avx512_blake2b_message(block, s[0], s[2], s[4], s[6]),  \
+                         avx512_blake2b_message(block, s[1], s[3], s[5], s[7]));               \
+        a = _mm256_alignr_epi64(a, a, 3);                                                      \
+        c = _mm256_alignr_epi64(c, c, 1);                                                      \
+        d = _mm256_shuffle_i64x2(d, d, 1);                                                     \
+        avx512_blake2b_g(&a, &b, &c, &d,                                                       \
+                         avx512_blake2b_message(block, s[14], s[8], s[10], s[12]),             \
+                         avx512_blake2b_message(block, s[15], s[9], s[11], s[13]));            \
+        a = _mm256_alignr_epi64(a, a, 1);                                                      \
+        c = _mm256_alignr_epi64(c, c, 3);                                                      \
+        d = _mm256_shuffle_i64x2(d, d, 1);                                                     \
+    } while (0)
 
 /* h stays in registers across a run of blocks: the core passes several blocks only with the
- * same increment and no final flag (see argonishche_kernel.h).  The next block's message
- * schedule is made before this block's rounds: its permutes, each holding a shuffle unit for
- * two cycles on Zen 4, then run while the rounds wait on their chain rather than in the way of
- * the rounds' own shuffles, and the rounds read words stored a block earlier.  2.74-2.78 cycles
- * per byte, against 2.83 with each block's schedule made just before its rounds. */
+ * same increment and no flags (see argonishche_kernel.h). */
 static void avx512_blake2b_compress(uint64_t h[8], uint64_t t[2], const uint8_t *blocks,
                                     size_t nblocks, uint64_t increment, uint64_t final_flag,
                                     uint64_t last_node_flag) {
@@ -129,31 +116,31 @@ static void avx512_blake2b_compress(uint64_t h[8], uint64_t t[2], const uint8_t 
     __m256i h_lo = _mm256_loadu_si256((const __m256i *)h);
     __m256i h_hi = _mm256_loadu_si256((const __m256i *)h + 1);
     uint64_t t0 = t[0], t1 = t[1];
-    avx512_blake2b_schedule schedules[2];
-    avx512_blake2b_schedule *current = &schedules[0], *upcoming = &schedules[1];
 
-    if (nblocks == 0) return;
-    avx512_blake2b_schedule_block(current, blocks);
     for (; nblocks > 0; nblocks--, blocks += ARGONISHCHE_BLAKE2B_BLOCK_BYTES) {
+        const uint8_t *block = blocks;
         t0 += increment;
         t1 += (t0 < increment);
-        if (nblocks > 1)
-            avx512_blake2b_schedule_block(upcoming, blocks + ARGONISHCHE_BLAKE2B_BLOCK_BYTES);
-        /* v = h || IV, then v12, v13 ^= t and v14, v15 ^= f0, f1. */
+        /* v = h || IV, then v12, v13 ^= t, v14 ^= f0 and v15 ^= f1. */
         __m256i a = h_lo, b = h_hi, c = iv_lo;
         __m256i d = _mm256_xor_si256(iv_hi, _mm256_setr_epi64x((int64_t)t0, (int64_t)t1,
                                                                 (int64_t)final_flag,
                                                                 (int64_t)last_node_flag));
-#pragma GCC unroll 2
-        for (int r = 0; r < 10; r++) avx512_blake2b_round(&a, &b, &c, &d, current->round[r]);
-        avx512_blake2b_round(&a, &b, &c, &d, current->round[0]);
-        avx512_blake2b_round(&a, &b, &c, &d, current->round[1]);
+        AVX512_BLAKE2B_ROUND(0);
+        AVX512_BLAKE2B_ROUND(1);
+        AVX512_BLAKE2B_ROUND(2);
+        AVX512_BLAKE2B_ROUND(3);
+        AVX512_BLAKE2B_ROUND(4);
+        AVX512_BLAKE2B_ROUND(5);
+        AVX512_BLAKE2B_ROUND(6);
+        AVX512_BLAKE2B_ROUND(7);
+        AVX512_BLAKE2B_ROUND(8);
+        AVX512_BLAKE2B_ROUND(9);
+        AVX512_BLAKE2B_ROUND(10);
+        AVX512_BLAKE2B_ROUND(11);
         /* h ^= v[0..7] ^ v[8..15]: vpternlogq's 0x96 is a three-way XOR. */
         h_lo = _mm256_ternarylogic_epi64(h_lo, a, c, 0x96);
         h_hi = _mm256_ternarylogic_epi64(h_hi, b, d, 0x96);
-        avx512_blake2b_schedule *done = current;
-        current = upcoming;
-        upcoming = done;
     }
     _mm256_storeu_si256((__m256i *)h, h_lo);
     _mm256_storeu_si256((__m256i *)h + 1, h_hi);
