@@ -1,5 +1,5 @@
 """The CPython blake2b harness (tests/cpython_hashlib/run.py) on the selected backend, where
-CPython's test_hashlib is installed (``tox -e cpython-hashlib`` runs it on every backend), and its
+CPython's test_hashlib is installed (``tox -e hashlib-suite`` runs it on every backend), and its
 KAT file: the BLAKE2 reference's 512 BLAKE2b answers, which hashlib must give too."""
 
 from __future__ import annotations
