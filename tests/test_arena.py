@@ -21,15 +21,16 @@ from support import ARENA, HUGEPAGES, KNOWN_TAG, LOCKED, PASSWORD, SALT, SMALL
 from support import FakeEntryPoint, address_of, allocator_plugin, make_registry, needed, run_python
 
 
-def vm_locked_kib() -> int:
+def status_kib(field: str) -> int:
+    """A KiB field of /proc/self/status (VmLck, VmRSS); a skip where there is none."""
     try:
         with open("/proc/self/status") as status:
             for line in status:
-                if line.startswith("VmLck:"):
+                if line.startswith(f"{field}:"):
                     return int(line.split()[1])
     except OSError:
         pass
-    pytest.skip("no VmLck in /proc/self/status")
+    pytest.skip(f"no {field} in /proc/self/status")
 
 
 # ---- the arena ------------------------------------------------------------------------------
@@ -129,15 +130,15 @@ def test_locked_allocator_locks_its_arena_in_ram(trimmed):
     soft, _ = resource.getrlimit(resource.RLIMIT_MEMLOCK)
     if os.geteuid() != 0 and soft != resource.RLIM_INFINITY and soft < 2**21:
         pytest.skip("RLIMIT_MEMLOCK below 2 MiB and not root")
-    before = vm_locked_kib()
+    before = status_kib("VmLck")
     argon2_hash(PASSWORD, SALT, allocator="locked", time_cost=1, memory_cost=1024,
                 parallelism=1)
-    assert vm_locked_kib() - before >= 1024
+    assert status_kib("VmLck") - before >= 1024
     assert argonishche.trim_memory() == needed(1024)
-    assert vm_locked_kib() == before
+    assert status_kib("VmLck") == before
     argon2_hash(PASSWORD, SALT, allocator="arena", time_cost=1, memory_cost=1024,
                 parallelism=1)
-    assert vm_locked_kib() == before  # the plain arena is not locked
+    assert status_kib("VmLck") == before  # the plain arena is not locked
 
 
 def test_locked_allocator_never_hands_out_unlocked_memory():
@@ -296,17 +297,6 @@ def test_arena_memory_from_2mib_is_advised_for_huge_pages_and_prefaulted(trimmed
     assert int(fields["Rss"].split()[0]) * 1024 >= size  # pre-faulted, not faulted in the hash
 
 
-def vm_rss_kib() -> int:
-    try:
-        with open("/proc/self/status") as status:
-            for line in status:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    pytest.skip("no VmRSS in /proc/self/status")
-
-
 def test_hash_above_the_arena_bound_maps_faults_in_and_unmaps_its_own_memory(install):
     """Above the bound each hash maps memory of its own, which the lane threads fault in (and
     wipe) in parallel: the same tag at any thread count, and nothing left mapped after it."""
@@ -317,13 +307,13 @@ def test_hash_above_the_arena_bound_maps_faults_in_and_unmaps_its_own_memory(ins
     costs = dict(time_cost=1, memory_cost=65536, parallelism=4)
     expected = argon2_hash(PASSWORD, SALT, allocator="system", threads=1, **costs)
     try:
-        before = vm_rss_kib()
+        before = status_kib("VmRSS")
         for threads in (1, 2, 3, 4):
             for wipe in (True, False):
                 assert argon2_hash(PASSWORD, SALT, allocator="bounded", threads=threads,
                                    wipe=wipe, **costs) == expected
                 # 64 MiB were faulted in for the hash: all of it is unmapped again
-                assert vm_rss_kib() - before < 16 * 1024, (threads, wipe)
+                assert status_kib("VmRSS") - before < 16 * 1024, (threads, wipe)
         assert arena.cached_bytes() == 0 and arena.thread_memory() == (0, 0)
     finally:
         arena.trim()

@@ -122,7 +122,7 @@ def test_the_table_follows_a_new_registry_with_a_forced_backend(monkeypatch):
 def test_forced_backend_in_a_fresh_interpreter():
     code = """
         import argonishche
-        from argonishche import _blake2b_type, _registry
+        from argonishche import _blake2, _blake2b_type, _registry  # _blake2 connects the type
         from argonishche._core import ffi
         ref = _registry.get().kernel_table("blake2b", "ref")
         assert argonishche.selected_backend("blake2b") == "ref"

@@ -75,8 +75,6 @@ def __getattr__(name: str) -> Any:
             value = getattr(importlib.import_module(_LAZY[name], __name__), name)
         globals()[name] = value  # later lookups find it directly
         return value
-    if name == "_blake2b_type":  # connected to the registry by _blake2, before any use
-        importlib.import_module("._blake2", __name__)
     try:  # a submodule not imported yet, as `argonishche._pool`
         return importlib.import_module(f".{name}", __name__)
     except ModuleNotFoundError as exc:
