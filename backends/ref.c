@@ -6,9 +6,11 @@
  * out (twelve rounds with sigma as constants, the state in sixteen locals, the message words
  * loaded where they lie).  One message is one dependency chain, and a loop that looked sigma up
  * and gathered the message words through memory made F 1.2-1.4x slower, and slower than CPython's
- * scalar hashlib.blake2b.  Cycles/byte, 64 KiB in cache, loop -> unrolled: AMD Zen 5 3.66 ->
- * 2.58-2.70 (hashlib 2.97); AMD Zen 4 (EPYC family 25 model 17, a shared VM) gcc 12 4.2 -> 3.4,
- * clang 14 4.3 -> 3.2, with hashlib about 5% slower than the unrolled F.
+ * scalar hashlib.blake2b.  Cycles/byte, 64 KiB in cache, loop -> written out (December 2026):
+ * AMD Zen 5, where the vector kernels cannot beat it (their instructions take 2 cycles, scalar
+ * ones 1), 3.66 -> 2.58-2.70 for an F written this way, hashlib 2.97; AMD Zen 4 (EPYC family 25
+ * model 17, a shared VM), this file: gcc 12 4.2 -> 3.4, clang 14 4.3 -> 3.2, hashlib about 5 %
+ * slower than the new F.
  */
 #include "argonishche_constants.h"
 #include "argonishche_kernel.h"
