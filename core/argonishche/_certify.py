@@ -33,7 +33,7 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, NamedTuple
 
-from . import _driver, _selftest, _settings
+from . import _driver, _records, _selftest
 from ._core import ffi, lib
 from ._version import __version__
 from .exceptions import ArgonishcheError
@@ -43,6 +43,8 @@ if TYPE_CHECKING:
 
     from ._core import CData
 
+#: The records' directory under the user's cache directory (see :mod:`argonishche._records`).
+RECORD_KIND = "certified"
 #: The module whose kernels the differential checks compare with.
 REFERENCE_MODULE = "argonishche_backends._ref"
 
@@ -215,8 +217,7 @@ class CertificationResult(NamedTuple):
 def cache_directory() -> str | None:
     """Where records live: ``<the user's cache directory>/argonishche/certified`` (see
     :func:`argonishche._settings.user_cache_home`); None without one."""
-    base = _settings.user_cache_home()
-    return None if base is None else os.path.join(base, "argonishche", "certified")
+    return _records.directory(RECORD_KIND)
 
 
 def module_sha256(module: ModuleType) -> str | None:
@@ -244,17 +245,9 @@ def _record_path(sha256: str) -> str | None:
 def _recall(sha256: str) -> tuple[bool, list[str]] | None:
     """(passed, failures) recorded for *sha256* by this argonishche version and kernel ABI."""
     path = _record_path(sha256)
-    if path is None:
-        return None
-    fields: dict[str, list[str]] = {}
-    try:
-        with open(path, encoding="utf-8") as f:
-            for line in f:
-                key, _, value = line.rstrip("\n").partition(": ")
-                fields.setdefault(key, []).append(value)
-    except (OSError, UnicodeDecodeError):
-        return None
-    if (fields.get("sha256") != [sha256] or fields.get("argonishche") != [__version__]
+    fields = None if path is None else _records.read(path)
+    if (fields is None or fields.get("sha256") != [sha256]
+            or fields.get("argonishche") != [__version__]
             or fields.get("kernel_abi") != [str(lib.ARGONISHCHE_KERNEL_ABI)]
             or fields.get("passed") not in (["yes"], ["no"])):
         return None
@@ -262,27 +255,16 @@ def _recall(sha256: str) -> tuple[bool, list[str]] | None:
 
 
 def _remember(sha256: str, module: ModuleType, result: CertificationResult) -> None:
-    """Write the record for *sha256*, atomically; any OSError means it is not remembered."""
+    """Write the record for *sha256*; one that cannot be written is not remembered."""
     path = _record_path(sha256)
     if path is None:
         return
-    lines = [f"sha256: {sha256}", f"passed: {'yes' if result.passed else 'no'}",
-             f"date: {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}",
-             f"argonishche: {__version__}", f"kernel_abi: {lib.ARGONISHCHE_KERNEL_ABI}",
-             f"module: {getattr(module, '__name__', '?')}",
-             f"file: {getattr(module, '__file__', '?')}", f"seconds: {result.seconds:.3f}",
-             *(f"failure: {' '.join(line.split())}" for line in result.failures)]
-    temporary = f"{path}.{os.getpid()}.tmp"
-    try:
-        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        with open(temporary, "x", encoding="utf-8") as f:
-            f.write("\n".join(lines) + "\n")
-        os.replace(temporary, path)
-    except OSError:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
+    _records.write(path, [
+        ("sha256", sha256), ("passed", "yes" if result.passed else "no"),
+        ("date", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())),
+        ("argonishche", __version__), ("kernel_abi", str(lib.ARGONISHCHE_KERNEL_ABI)),
+        ("module", getattr(module, "__name__", "?")), ("file", getattr(module, "__file__", "?")),
+        ("seconds", f"{result.seconds:.3f}"), *(("failure", line) for line in result.failures)])
 
 
 def is_certified(module: ModuleType) -> bool:
