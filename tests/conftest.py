@@ -6,11 +6,17 @@ tests are not skipped but run, and fail with the registry's reason, so a run on 
 cannot go green by skipping what it was meant to prove.
 
 The allocator fixtures (``trimmed``, ``acquire_log``, ``install``) serve the work-memory tests.
-Certification records go to a cache directory of the test run's own, not the user's.
+
+No test may leave process-wide state changed for the tests after it (:func:`process_state`):
+the registry, its selection and the parsed settings are checked after every test, and a test
+that changed them fails, after they are put back.  Records (certifications, the remembered
+selection) go to a cache directory of each test's own, which starts as a copy of the one the
+process registry was built with; subprocesses inherit it.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import tempfile
@@ -18,7 +24,9 @@ import tempfile
 import pytest
 
 import argonishche
-from argonishche import _registry
+from argonishche import _registry, _settings
+from argonishche._core import ffi
+from argonishche.exceptions import ArgonishcheError
 from argonishche.testing import USABLE_STATES as USABLE
 from argonishche.testing import required_backends
 
@@ -27,6 +35,78 @@ def pytest_configure(config):
     # Before any registry starts: subprocesses inherit it too.
     config.argonishche_cache = tempfile.mkdtemp(prefix="argonishche-test-cache-")
     os.environ["XDG_CACHE_HOME"] = config.argonishche_cache
+    try:  # the process registry, built now, remembers its selection in the run's cache
+        _registry.get()
+    except ArgonishcheError:  # an invalid setting: the tests that need the registry say so
+        pass
+
+
+_test_numbers = itertools.count()
+
+
+def _snapshot():
+    """Everything about the process registry, the selection and the settings that a test could
+    leave changed, with what is needed to put it back."""
+    registry = _registry._instance
+    state = {"registry": registry, "settings": _settings._current,
+             "environment": {k: v for k, v in os.environ.items()
+                             if k.startswith("ARGONISHCHE_") or k == "XDG_CACHE_HOME"}}
+    if registry is not None:
+        state["tables"], state["choices"] = registry.tables, registry.choices
+        state["selection_error"] = registry.selection_error
+        state["entries"] = [(entry, entry.state, list(entry.selected_for))
+                            for entry in registry.entries.values()]
+    return state
+
+
+def _comparable(state):
+    entries = [(entry.name, s, tuple(selected_for))
+               for entry, s, selected_for in state.get("entries", ())]
+    return {"registry": id(state["registry"]), "settings": id(state["settings"]),
+            "environment": state["environment"],
+            "tables": {a: int(ffi.cast("uintptr_t", t))
+                       for a, t in state.get("tables", {}).items()},
+            "choices": state.get("choices"), "entries": entries,
+            "selection_error": id(state.get("selection_error"))}
+
+
+def _restore(state):
+    _registry._instance, _settings._current = state["registry"], state["settings"]
+    for name in [k for k in os.environ if k.startswith("ARGONISHCHE_")]:
+        del os.environ[name]
+    os.environ.update(state["environment"])
+    registry = state["registry"]
+    if registry is not None:
+        registry.tables, registry.choices = state["tables"], state["choices"]
+        registry.selection_error = state["selection_error"]
+        for entry, entry_state, selected_for in state["entries"]:
+            entry.state, entry.selected_for[:] = entry_state, selected_for
+
+
+@pytest.fixture(autouse=True)
+def process_state(request):
+    """A cache directory of the test's own; afterwards, the process-wide state as it was
+    before, or the test fails (see the module docstring).  Autouse fixtures are set up first
+    and torn down last: what monkeypatch undoes is undone before this compares."""
+    session_cache = request.config.argonishche_cache
+    cache = os.path.join(session_cache, "tests", str(next(_test_numbers)))
+    if os.path.isdir(os.path.join(session_cache, "argonishche")):
+        shutil.copytree(os.path.join(session_cache, "argonishche"),
+                        os.path.join(cache, "argonishche"))
+    os.environ["XDG_CACHE_HOME"] = cache
+    before = _snapshot()
+    yield cache
+    after = _snapshot()
+    os.environ["XDG_CACHE_HOME"] = session_cache
+    changed = [key for key, value in _comparable(before).items()
+               if _comparable(after)[key] != value]
+    shutil.rmtree(cache, ignore_errors=True)
+    if changed:
+        _restore(before)
+        os.environ["XDG_CACHE_HOME"] = session_cache
+        pytest.fail(f"the test left process-wide state changed ({', '.join(changed)}); it has "
+                    f"been put back, but the test must not change it (use monkeypatch, the "
+                    f"install fixture or a registry of its own)", pytrace=False)
 
 
 def pytest_unconfigure(config):

@@ -159,6 +159,16 @@ def builtin_entry_points():
     return list(entry_points(group="argonishche"))
 
 
+def timings_where(winners, ordinary=200.0):
+    """A stand-in for ``argonishche._selection.sample`` under which each backend named in
+    *winners* ({algorithm: backend}) takes half the time of every other backend, to show what
+    the selection does where the ladder's order is not the speed order (an AMD Zen 5's BLAKE2b,
+    where ref beats every vector kernel), on any CPU."""
+    def sample(entry, algorithm, scratch):
+        return ordinary / 2 if winners.get(algorithm) == entry.name else ordinary
+    return sample
+
+
 def make_registry(*extra, environ=None, installed=True):
     """A registry of the built-ins (always registered), the installed plugins (unless not
     *installed*) and *extra* fake ones."""

@@ -15,11 +15,11 @@ import time
 import pytest
 
 import argonishche
-from argonishche import _blake2b_type, _registry, blake2b
+from argonishche import _blake2b_type, _registry, _selection, blake2b
 from argonishche._core import ffi, lib
 from argonishche.exceptions import BackendError
 
-from support import make_registry, run_python, usable_backend_names
+from support import make_registry, run_python, timings_where, usable_backend_names
 
 
 def address(table) -> int:
@@ -101,9 +101,17 @@ def test_the_table_follows_an_in_place_change_of_the_selection(counting, monkeyp
     assert calls == []
 
 
-def test_the_table_follows_calibrate():
+def test_the_table_follows_calibrate(install, monkeypatch):
+    """calibrate() on a registry of the test's own, made the process's (the install fixture):
+    it must not change the selection the tests after this one see."""
+    reg = install(make_registry(environ={"ARGONISHCHE_SELECT": "priority"}))
+    before = selected_address()
+    assert _blake2b_type.selected_table_address() == before
+    winner = next(e for e in reg.usable() if address(e.table) != before)  # not the ladder's
+    monkeypatch.setattr(_selection, "sample", timings_where({"blake2b": winner.name}))
     argonishche.calibrate()
-    assert _blake2b_type.selected_table_address() == selected_address()
+    assert reg.selected_name("blake2b") == winner.name
+    assert _blake2b_type.selected_table_address() == selected_address() == address(winner.table)
     assert blake2b(b"abc").digest() == hashlib.blake2b(b"abc").digest()
 
 

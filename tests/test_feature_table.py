@@ -156,7 +156,7 @@ def test_the_same_module_is_accepted_when_its_descriptor_is_honest(overreaching_
     record = {b.name: b for b in reg.report()}["overreach"]
     if record.state == "unsupported-cpu":
         pytest.skip(f"this CPU cannot run {sorted(honest.cpu_features)}: {record.reason}")
-    assert record.state == "selected"
+    assert record.state in ("selected", "available") and record.reason == ""
 
 
 @pytest.fixture(scope="module")

@@ -19,6 +19,7 @@ from support import run_python
 PACKAGE = pathlib.Path(_settings.__file__).parent
 #: Names the Python code uses from the C headers, which are not environment variables.
 C_MACRO_PREFIXES = ("ARGONISHCHE_KERNEL_", "ARGONISHCHE_OK", "ARGONISHCHE_ERR_",
+                    "ARGONISHCHE_WORKOUT_",
                     "ARGONISHCHE_ARGON2", "ARGONISHCHE_DEFINE_", "ARGONISHCHE_TARGET_")
 C_MACROS = {"ARGONISHCHE_ARENA_LOCKED", "ARGONISHCHE_ARENA_HUGE_PAGES"}
 
@@ -94,7 +95,7 @@ def test_defaults_and_parsing():
     settings = _settings.parse({})
     assert settings.backend is None and settings.allocator is None
     assert settings.allocator_name == _settings.DEFAULT_ALLOCATOR == "arena"
-    assert settings.select == "priority" and settings.arena_max_mib == 1024
+    assert settings.select == "auto" and settings.arena_max_mib == 1024
     assert settings.given == {}
     settings = _settings.parse({"ARGONISHCHE_BACKEND": " AVX2 ", "ARGONISHCHE_SELECT": "Measure",
                                 "ARGONISHCHE_DISABLE_BACKENDS": "avx2, SSE41,,",

@@ -104,6 +104,56 @@ def features() -> frozenset[str]:
     return usable(probed_features(), disabled_features())
 
 
+def _cpuid(leaf: int, subleaf: int = 0) -> list[int] | None:
+    registers = ffi.new("uint32_t[4]")
+    return list(registers) if lib.argonishche_cpuid(leaf, subleaf, registers) else None
+
+
+def _cpuid_text(words: list[int]) -> str:
+    """CPUID's ASCII answers (vendor, brand) from little-endian register words."""
+    raw = b"".join(word.to_bytes(4, "little") for word in words)
+    return " ".join(raw.decode("ascii", "replace").replace("\0", " ").split())
+
+
+@functools.lru_cache(maxsize=1)
+def identity() -> str:
+    """This CPU as remembered measurements are keyed (a record made on another CPU must never
+    be used): on x86-64 the vendor, the family/model/stepping signature (CPUID leaf 1's EAX),
+    the brand string, every CPUID word the gate reads and XCR0; on aarch64 the HWCAP words the
+    gate reads and, where Linux shows it, MIDR_EL1 (implementer, part and revision); elsewhere
+    only the architecture.  One line of text; microseconds to make."""
+    arch = _machine()
+    parts = [arch]
+    rows = [f for f in _features.FEATURES if f.arch == arch]
+    if arch == _features.X86_64:
+        vendor, signature = _cpuid(0), _cpuid(1)
+        if vendor is None or signature is None:
+            return f"{arch} without CPUID"
+        parts += [_cpuid_text([vendor[1], vendor[3], vendor[2]]), f"signature={signature[0]:08x}"]
+        highest = _cpuid(0x80000000)
+        if highest is not None and highest[0] >= 0x80000004:
+            brand = [word for leaf in (0x80000002, 0x80000003, 0x80000004)
+                     for word in (_cpuid(leaf) or [0, 0, 0, 0])]
+            parts.append(f"brand={_cpuid_text(brand).replace(' ', '_')}")
+        for leaf, subleaf, register in sorted({(p.leaf, p.subleaf, p.register) for p in
+                                               (f.probe for f in rows)
+                                               if isinstance(p, _features.Cpuid)}):
+            words = _cpuid(leaf, subleaf)
+            value = "-" if words is None else f"{words[_REGISTER_INDEX[register]]:08x}"
+            parts.append(f"cpuid.{leaf:x}.{subleaf}.{register}={value}")
+        parts.append(f"xcr0={lib.argonishche_xcr0():x}")
+    elif arch == _features.AARCH64:
+        for word in sorted({f.probe.word for f in rows if isinstance(f.probe, _features.Hwcap)}):
+            parts.append(f"hwcap{word}={lib.argonishche_hwcap(word):x}")
+        try:
+            with open("/sys/devices/system/cpu/cpu0/regs/identification/midr_el1",
+                      encoding="ascii") as f:
+                parts.append(f"midr={f.read().strip()}")
+        except (OSError, UnicodeDecodeError):
+            pass
+    return " ".join(parts)
+
+
 def cpuinfo_flags() -> tuple[frozenset[str], str]:
     """(flags, brand) from py-cpuinfo, for reports only; slow (about 1 s), see module docstring."""
     import cpuinfo  # type: ignore[import-untyped]  # py-cpuinfo ships no types

@@ -60,7 +60,7 @@ class BackendEntry:
     """One registered backend and what the checks and the selection made of it."""
 
     __slots__ = ("backend", "distribution", "state", "reason", "table", "module",
-                 "selftest_ms", "selected_for", "measured_us", "builtin", "validation")
+                 "selftest_ms", "selected_for", "builtin", "validation")
 
     def __init__(self, backend: Backend, distribution: str, state: str = AVAILABLE,
                  reason: str = "") -> None:
@@ -72,7 +72,6 @@ class BackendEntry:
         self.module: Any = None  # the compiled module; the table lives in its data segment
         self.selftest_ms: float | None = None
         self.selected_for: list[str] = []
-        self.measured_us: dict[str, float] = {}  # algorithm -> best time, when measured
         #: Shipped by argonishche itself (registered directly, before any plugin).
         self.builtin = distribution.split(" ")[0] == BUILTIN_DISTRIBUTION
         #: How it was validated, for reports: "self-test", "self-test, certified ...".

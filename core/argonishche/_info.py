@@ -27,6 +27,7 @@ def collect(*, cpuinfo: bool = True) -> dict[str, Any]:
         "backends": [],
         "plugins": [],
         "selected": dict.fromkeys(_registry.ALGORITHMS),
+        "selection": {},
         "error": None,
         "allocator": None,
         "allocators": [],
@@ -57,6 +58,7 @@ def collect(*, cpuinfo: bool = True) -> dict[str, Any]:
             report["selected"][algorithm] = reg.selected_name(algorithm)
         except ArgonishcheError:
             report["selected"][algorithm] = None
+    report["selection"] = {a: choice._asdict() for a, choice in reg.choices.items()}
     if cpuinfo:
         try:
             flags, brand = _cpu.cpuinfo_flags()
@@ -74,6 +76,16 @@ def collect(*, cpuinfo: bool = True) -> dict[str, Any]:
                 "only_in_probe": sorted(probed - flags),
             }
     return report
+
+
+def describe(choice: dict[str, Any]) -> str:
+    """How a selection choice (a Choice as a dict) was made, in one line."""
+    how = choice["how"]
+    if how == "remembered":
+        return f"measured {choice['measured_at']}, remembered: {choice['why']}"
+    if how == "measured":
+        return f"measured now: {choice['why']}"
+    return f"{how}: {choice['why']}"
 
 
 def _built_here() -> list[str]:
@@ -117,8 +129,11 @@ def render(report: dict[str, Any]) -> str:
     lines.append("")
     lines.append("Settings (ARGONISHCHE_* variables set): " + (", ".join(
         f"{name}={value}" for name, value in sorted(report["settings"].items())) or "none"))
+    fastest = {algorithm: min(choice["ns_per_kib"].values())
+               for algorithm, choice in report["selection"].items() if choice["ns_per_kib"]}
     if report["backends"]:
-        lines += ["", "Backends (best first):"]
+        lines += ["", "Backends (by priority, the ladder; the selection below says which is "
+                      "used):"]
     for b in report["backends"]:
         needs = ",".join(b["cpu_features"]) or "-"
         test = f"{b['selftest_ms']:.2f} ms" if b["selftest_ms"] is not None else "-"
@@ -126,9 +141,12 @@ def render(report: dict[str, Any]) -> str:
                      f" self-test {test:<9} {b['distribution']}")
         if b["reason"]:
             lines.append(f"  {'':<10} reason: {b['reason']}")
-        if b["measured_us"]:
+        if b["ns_per_kib"]:
             lines.append(f"  {'':<10} measured: " + ", ".join(
-                f"{algorithm} {us:,.0f} us" for algorithm, us in sorted(b["measured_us"].items())))
+                f"{algorithm} {ns:,.0f} ns/KiB " + ("(the fastest)" if ns == fastest[algorithm]
+                                                    else f"({ns / fastest[algorithm]:.2f}x "
+                                                         f"the fastest's time)")
+                for algorithm, ns in sorted(b["ns_per_kib"].items())))
     if report["plugins"]:
         lines += ["", "Plugins (entry points of the 'argonishche' group, and the built-in "
                       "allocators):"]
@@ -143,6 +161,13 @@ def render(report: dict[str, Any]) -> str:
             f" (built in; {chosen['validation']})" if chosen["builtin"] else
             f" (THIRD-PARTY: {chosen['distribution']}; {chosen['validation']})")
         lines.append(f"Selected for {algorithm}: {name or 'none'}{origin}")
+        choice = report["selection"].get(algorithm)
+        if choice:
+            lines.append(f"  {describe(choice)}")
+    records = sorted({c["record"] for c in report["selection"].values() if c["record"]})
+    if records:
+        lines.append(f"  remembered in {', '.join(records)} (ARGONISHCHE_SELECT=measure or "
+                     f"argonishche tune measures again)")
     if report["allocators"]:
         lines += ["", "Allocators (work memory; ARGONISHCHE_ALLOCATOR or allocator= picks one):"]
     for a in report["allocators"]:

@@ -54,7 +54,8 @@ class BackendInfo:
     cpu_features: tuple[str, ...] = ()
     selected_for: tuple[str, ...] = ()
     selftest_ms: float | None = None
-    measured_us: dict[str, float] = field(default_factory=dict)
+    #: {algorithm: nanoseconds per KiB} when the selection measured the backends (see info).
+    ns_per_kib: dict[str, float] = field(default_factory=dict)
     #: Shipped by argonishche itself; a third-party backend is used only once certified.
     builtin: bool = True
     validation: str = ""
@@ -84,37 +85,37 @@ class Registry:
             if entry.table is not None and not entry.builtin:
                 _backend_checks.certify(entry, reference)
         self.tables: dict[str, CData] = {}   # algorithm -> selected kernel table, for hot paths
+        self.choices: dict[str, _selection.Choice] = {}   # algorithm -> what was chosen, why
         self.selection_error: ArgonishcheError | None = None
         try:
-            if self.settings.select == "measure" and self.settings.backend is None:
-                self.calibrate()
-            else:
-                self._choose(_selection.by_priority(self.settings, self.entries))
+            self._choose(_selection.select(self.settings, self.entries))
         except (BackendError, SettingError) as exc:
             self.selection_error = exc  # raised when a hash needs a backend, not before
 
     def usable(self) -> list[BackendEntry]:
         return _selection.usable(self.entries.values())
 
-    def _choose(self, choice: dict[str, BackendEntry]) -> None:
-        _selection.mark(self.entries.values(), choice)
-        self.tables = {algorithm: entry.table for algorithm, entry in choice.items()}
+    def _choose(self, choices: dict[str, _selection.Choice]) -> None:
+        _selection.mark(self.entries.values(),
+                        {a: self.entries[c.backend] for a, c in choices.items()})
+        self.choices = choices
+        self.tables = {a: self.entries[c.backend].table for a, c in choices.items()}
 
-    def calibrate(self, repetitions: int = 5) -> dict[str, dict[str, float]]:
-        """Time every usable backend briefly and select the fastest for each algorithm.
+    def calibrate(self) -> dict[str, dict[str, float]]:
+        """Measure every usable backend afresh, select the fastest for each algorithm (unless a
+        backend is forced: it stays selected) and remember the choice for this CPU.
 
-        Returns {algorithm: {backend: microseconds}}; a forced backend stays forced.
+        Returns {algorithm: {backend: nanoseconds per KiB}}.
         """
         candidates = self.usable()
         if not candidates:
             raise self.selection_error or BackendError(
                 f"no usable backend. {_selection.summary(self.entries.values())}")
-        fastest = _selection.measure(candidates, repetitions)
-        if self.settings.backend is None:
-            self._choose(fastest)
-            self.selection_error = None
-        return {algorithm: {e.name: e.measured_us[algorithm] for e in candidates}
-                for algorithm in ALGORITHMS}
+        if self.settings.backend is not None:
+            return _selection.measure(candidates).ns_per_kib
+        self._choose(_selection.select(self.settings, self.entries, fresh=True))
+        self.selection_error = None
+        return {a: dict(c.ns_per_kib) for a, c in self.choices.items()}
 
     def kernel_table(self, algorithm: str, backend: str | None = None) -> CData:
         """The kernel table to use for *algorithm*, or for the backend named *backend*."""
@@ -174,7 +175,9 @@ class Registry:
             distribution=e.distribution, description=e.backend.description,
             cpu_features=tuple(sorted(e.backend.cpu_features)),
             selected_for=tuple(e.selected_for), selftest_ms=e.selftest_ms,
-            measured_us=dict(e.measured_us), builtin=e.builtin, validation=e.validation,
+            ns_per_kib={a: c.ns_per_kib[e.name] for a, c in self.choices.items()
+                        if e.name in c.ns_per_kib},
+            builtin=e.builtin, validation=e.validation,
         ) for e in sorted(self.entries.values(), key=lambda e: (-e.backend.priority, e.name))]
 
 

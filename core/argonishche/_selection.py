@@ -1,23 +1,40 @@
-"""Selection: which usable backend hashes each algorithm.
+"""Selection: which usable backend hashes each algorithm, and why.
+
+A backend's priority (the ladder: ref < sse2 < ssse3 < sse41 < avx2 < avx512) says which
+instruction set is newer, not which kernel is faster on this CPU.  On an AMD Zen 5 every vector
+integer instruction takes two cycles and scalar ones one, so the portable ``ref`` BLAKE2b beats
+every vector kernel there, while on an Intel Xeon the vector kernels win (measured in 2026; see
+the README's "Backends").  So the default is to measure, once per CPU:
 
 - ``ARGONISHCHE_BACKEND`` forces one backend for both algorithms.  A forced name that is not
   registered, or cannot run here, is an error that says why and lists what is available; never a
   silent fallback.
-- Otherwise the usable backend with the highest priority (ties: the name decides, so the choice is
-  the same in every process).
-- ``ARGONISHCHE_SELECT=measure`` (or :func:`calibrate`) instead times every usable backend
-  briefly and takes the fastest per algorithm: some CPUs run a narrower ISA faster.
+- ``ARGONISHCHE_SELECT=auto`` (the default): the choice remembered for this CPU and these backend
+  modules (:mod:`argonishche._selection_record`), else measure now and remember it.  Without a
+  writable cache directory the ladder decides instead: a process must not pay the measurement
+  every time it starts.
+- ``ARGONISHCHE_SELECT=measure`` (and :func:`argonishche.calibrate`): measure afresh, and
+  rewrite the record.
+- ``ARGONISHCHE_SELECT=priority``: the ladder only, nothing measured, read or written.
 
-The result is two kernel-table pointers; hashing never calls pluggy or this module again.
+Measuring (:func:`measure`) times each usable backend's kernels on in-cache data
+(core/csrc/kernel_workout.c): Argon2's G on 16 blocks and BLAKE2b's F on runs of 64 blocks,
+interleaved, backend after backend, round after round, within :data:`BUDGET_SECONDS`; a
+backend's time is its fastest sample (noise only ever adds time).  :func:`decide` then takes the
+fastest, unless others are within the noise of it: among those, the ladder decides, so that
+noise never moves the choice between two kernels that are equally fast.
+
+The result is a kernel-table pointer per algorithm; hashing never calls pluggy or this module.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import NamedTuple
 
-from . import _driver
+from . import _selection_record
+from ._core import ffi, lib
 from ._discovery import AVAILABLE, SELECTED, BackendEntry
 from ._settings import Settings
 from .exceptions import BackendError, SettingError
@@ -25,6 +42,46 @@ from .exceptions import BackendError, SettingError
 ALGORITHMS = ("argon2", "blake2b")
 #: Backends that come in wheels of their own, for the hint when one is asked for but missing.
 PLUGIN_DISTRIBUTIONS = {"avx512": "argonishche-avx512"}
+
+#: How a choice was made, as ``info`` and the record name it.
+FORCED, MEASURED, REMEMBERED, PRIORITY = "forced", "measured", "remembered", "priority"
+
+#: Work per sample: 32 G calls (32 KiB of Argon2 blocks) and 128 blocks of F (16 KiB), about
+#: 5 to 30 microseconds on a 2026 x86-64 core, long against the clock's resolution and short
+#: enough to fall between interruptions on a busy machine.
+ARGON2_FILLS = 32
+BLAKE2B_BLOCKS = 128
+#: Start-up measurement: at most this many rounds, each timing every backend once per
+#: algorithm, and no more after BUDGET_SECONDS (at least MIN_ROUNDS, however slow).  Measured on
+#: an AMD EPYC Zen 4 VM with 5 backends: 41 rounds took 6.4 ms.
+ROUNDS = 41
+MIN_ROUNDS = 8
+BUDGET_SECONDS = 0.025
+#: A lead counts when it is above this plus twice the noise seen (:func:`noise`); within it,
+#: the ladder decides among the backends that tie.
+MIN_LEAD = 0.03
+
+
+class Measurement(NamedTuple):
+    """What :func:`measure` found: every candidate's fastest sample, per algorithm."""
+
+    ns_per_kib: dict[str, dict[str, float]]   # algorithm -> backend -> nanoseconds per KiB
+    noise: dict[str, float]                     # algorithm -> relative noise (see noise())
+    rounds: int
+    seconds: float
+
+
+class Choice(NamedTuple):
+    """The backend chosen for one algorithm, and why (``info`` and the record show it)."""
+
+    algorithm: str
+    backend: str
+    how: str            # FORCED, MEASURED, REMEMBERED or PRIORITY
+    why: str            # one sentence for people
+    ns_per_kib: dict[str, float] = {}   # each candidate's measured time, when measured
+    threshold: float | None = None      # the lead that counted as beyond the noise
+    measured_at: str = ""               # when the measurement was made (UTC, ISO 8601)
+    record: str = ""                    # the record it was read from or written to
 
 
 def summary(entries: Iterable[BackendEntry]) -> str:
@@ -37,34 +94,97 @@ def usable(entries: Iterable[BackendEntry]) -> list[BackendEntry]:
     return [e for e in entries if e.table is not None]
 
 
-def by_priority(settings: Settings,
-                entries: dict[str, BackendEntry]) -> dict[str, BackendEntry]:
-    """{algorithm: entry} as the settings ask, without measuring.
+def ladder(candidates: Iterable[BackendEntry]) -> BackendEntry:
+    """The candidate with the highest priority (ties: the name, so every process agrees)."""
+    return max(candidates, key=lambda e: (e.backend.priority, e.name))
+
+
+def forced(settings: Settings, entries: dict[str, BackendEntry]) -> BackendEntry | None:
+    """The backend ``ARGONISHCHE_BACKEND`` names, if any.
+
+    :raises SettingError: it is not registered.
+    :raises BackendError: it cannot run here.
+    """
+    if settings.backend is None:
+        return None
+    entry = entries.get(settings.backend)
+    if entry is None:
+        wheel = PLUGIN_DISTRIBUTIONS.get(settings.backend)
+        hint = f" ({settings.backend} comes with pip install {wheel})" if wheel else ""
+        raise SettingError("ARGONISHCHE_BACKEND", settings.backend,
+                           f"a registered backend{hint}; registered: {summary(entries.values())}")
+    if entry.table is None:
+        raise BackendError(
+            f"ARGONISHCHE_BACKEND={settings.backend} cannot be used: {entry.state}: "
+            f"{entry.reason}. Available: "
+            f"{', '.join(e.name for e in usable(entries.values())) or 'none'}")
+    return entry
+
+
+def select(settings: Settings, entries: dict[str, BackendEntry], *,
+           fresh: bool = False) -> dict[str, Choice]:
+    """{algorithm: Choice} as the settings ask (see the module docstring); *fresh* measures and
+    rewrites the record whatever ``ARGONISHCHE_SELECT`` says (a forced backend stays forced).
 
     :raises SettingError: the forced backend is not registered.
     :raises BackendError: the forced backend cannot run here, or no backend can.
     """
+    entry = forced(settings, entries)
+    if entry is not None:
+        return {a: Choice(a, entry.name, FORCED, f"forced by ARGONISHCHE_BACKEND={entry.name}")
+                for a in ALGORITHMS}
     candidates = usable(entries.values())
-    if settings.backend is not None:
-        entry = entries.get(settings.backend)
-        if entry is None:
-            wheel = PLUGIN_DISTRIBUTIONS.get(settings.backend)
-            hint = f" ({settings.backend} comes with pip install {wheel})" if wheel else ""
-            raise SettingError("ARGONISHCHE_BACKEND", settings.backend,
-                               f"a registered backend{hint}; registered: "
-                               f"{summary(entries.values())}")
-        if entry.table is None:
-            raise BackendError(
-                f"ARGONISHCHE_BACKEND={settings.backend} cannot be used: {entry.state}: "
-                f"{entry.reason}. Available: {', '.join(e.name for e in candidates) or 'none'}")
-        return dict.fromkeys(ALGORITHMS, entry)
     if not candidates:
         raise BackendError(f"no usable backend. {summary(entries.values())}")
-    best = max(candidates, key=lambda e: (e.backend.priority, e.name))
-    return dict.fromkeys(ALGORITHMS, best)
+    mode = "measure" if fresh else settings.select
+    if mode == "priority":
+        return by_priority(candidates, "ARGONISHCHE_SELECT=priority: the ladder, nothing measured")
+    if len(candidates) == 1:
+        return by_priority(candidates, "the only usable backend: nothing to measure")
+    key = _selection_record.key(candidates)
+    if mode == "auto":
+        remembered = _selection_record.recall(key, (e.name for e in candidates))
+        if remembered is not None:
+            return recalled(candidates, remembered)
+    directory, why_not = _selection_record.writable_directory()
+    if directory is None and mode == "auto":
+        return by_priority(candidates, f"the ladder: no measurement remembered, and none can "
+                                       f"be ({why_not}); ARGONISHCHE_SELECT=measure measures "
+                                       f"in every process")
+    measurement = measure(candidates)
+    choices = decide(candidates, measurement)
+    path = ""
+    if directory is not None:
+        path, why_not = _selection_record.remember(
+            directory, key, {a: c.backend for a, c in choices.items()}, measurement.ns_per_kib,
+            {a: c.threshold or 0.0 for a, c in choices.items()},
+            choices[ALGORITHMS[0]].measured_at, measurement.rounds, measurement.seconds)
+    if why_not:
+        return {a: c._replace(why=f"{c.why}; not remembered: {why_not}")
+                for a, c in choices.items()}
+    return {a: c._replace(record=path, why=f"{c.why}; measured in {measurement.seconds * 1e3:.1f}"
+                                           f" ms ({measurement.rounds} rounds)")
+            for a, c in choices.items()}
 
 
-def mark(entries: Iterable[BackendEntry], choice: dict[str, BackendEntry]) -> None:
+def recalled(candidates: list[BackendEntry],
+             remembered: _selection_record.Remembered) -> dict[str, Choice]:
+    priorities = {e.name: e.backend.priority for e in candidates}
+    return {a: Choice(a, remembered.choices[a], REMEMBERED,
+                      explain(remembered.choices[a], remembered.ns_per_kib[a],
+                              remembered.thresholds[a], priorities),
+                      remembered.ns_per_kib[a], remembered.thresholds[a],
+                      remembered.measured_at, remembered.path)
+            for a in ALGORITHMS}
+
+
+def by_priority(candidates: list[BackendEntry], why: str) -> dict[str, Choice]:
+    best = ladder(candidates)
+    return {a: Choice(a, best.name, PRIORITY, f"{why} (priority {best.backend.priority})")
+            for a in ALGORITHMS}
+
+
+def mark(entries: Iterable[BackendEntry], choice: Mapping[str, BackendEntry]) -> None:
     """Record *choice* in the entries' states, for ``backends()`` and ``info``."""
     for entry in entries:
         entry.selected_for.clear()
@@ -75,33 +195,99 @@ def mark(entries: Iterable[BackendEntry], choice: dict[str, BackendEntry]) -> No
         entry.state = SELECTED
 
 
-def _workloads() -> dict[str, Callable[[Any], object]]:
-    message = bytes(65536)
-    return {
-        "argon2": lambda t: _driver.argon2(
-            t, t, type="d", version=0x13, time_cost=1, memory_cost=256, parallelism=1,
-            threads=1, password=b"calibrate", salt=bytes(16), secret=b"",
-            associated_data=b"", hash_len=32),
-        "blake2b": lambda t: _driver.blake2b_update(
-            _driver.new_blake2b_state(t, 64, b"", b"", b""), message),
-    }
+# ---- measuring --------------------------------------------------------------------------------
 
 
-def measure(candidates: list[BackendEntry], repetitions: int) -> dict[str, BackendEntry]:
-    """Time every candidate and return the fastest per algorithm.
+def sample(entry: BackendEntry, algorithm: str, scratch: object) -> float:
+    """One timed workout of *entry*'s kernel for *algorithm*: nanoseconds per KiB processed."""
+    clock = time.perf_counter_ns
+    if algorithm == "argon2":
+        started = clock()
+        lib.argonishche_workout_argon2(entry.table, scratch, ARGON2_FILLS)
+        return (clock() - started) / ARGON2_FILLS  # a block is 1 KiB
+    started = clock()
+    lib.argonishche_workout_blake2b(entry.table, scratch, BLAKE2B_BLOCKS)
+    return (clock() - started) / (BLAKE2B_BLOCKS * 128 / 1024)
 
-    Each backend hashes a small Argon2d (t=1, 256 KiB) and 64 KiB of BLAKE2b, interleaved with
-    the others, *repetitions* times; the best time counts (noise only adds time).  The times are
-    kept in each entry's ``measured_us``.
+
+def noise(samples: list[float]) -> float:
+    """How far apart the fastest samples of the even and the odd rounds are: 0.01 is 1 %.  A
+    backend's time is its fastest sample; if the machine let each half of the rounds reach the
+    true speed at least once, the two halves agree, and where they do not, that gap is how far
+    noise can move the result."""
+    even, odd = samples[0::2], samples[1::2]
+    if not even or not odd:
+        return 0.0
+    return max(min(even), min(odd)) / min(samples) - 1
+
+
+def measure(candidates: list[BackendEntry], *, rounds: int = ROUNDS,
+            budget: float = BUDGET_SECONDS,
+            step: Callable[[str], None] | None = None) -> Measurement:
+    """Time every candidate's kernels, interleaved (see the module docstring).
+
+    :param step: called before each round with a label, for a progress indicator.
     """
-    work = _workloads()
-    for _ in range(repetitions):
-        for entry in candidates:
-            for algorithm, run in work.items():
-                started = time.perf_counter()
-                run(entry.table)
-                elapsed = (time.perf_counter() - started) * 1e6
-                best = entry.measured_us.get(algorithm, float("inf"))
-                entry.measured_us[algorithm] = min(best, elapsed)
-    return {algorithm: min(candidates, key=lambda e: e.measured_us[algorithm])
-            for algorithm in ALGORITHMS}
+    scratch = ffi.new("char[]", lib.ARGONISHCHE_WORKOUT_SCRATCH_BYTES)
+    lib.argonishche_workout_prepare(scratch)
+    samples: dict[str, dict[str, list[float]]] = {a: {e.name: [] for e in candidates}
+                                                  for a in ALGORITHMS}
+    for entry in candidates:  # warm-up, not counted: the first call faults the code in
+        for algorithm in ALGORITHMS:
+            sample(entry, algorithm, scratch)
+    started = time.perf_counter()
+    done = 0
+    while done < rounds and (done < MIN_ROUNDS or time.perf_counter() - started < budget):
+        if step is not None:
+            step(f"round {done + 1}")
+        turn = done % len(candidates)  # each round starts with another backend
+        for entry in candidates[turn:] + candidates[:turn]:
+            for algorithm in ALGORITHMS:
+                samples[algorithm][entry.name].append(sample(entry, algorithm, scratch))
+        done += 1
+    seconds = time.perf_counter() - started
+    return Measurement(
+        ns_per_kib={a: {name: min(s) for name, s in by_name.items()}
+                    for a, by_name in samples.items()},
+        noise={a: max(noise(s) for s in by_name.values()) for a, by_name in samples.items()},
+        rounds=done, seconds=seconds)
+
+
+def decide(candidates: list[BackendEntry], measurement: Measurement,
+           measured_at: str = "") -> dict[str, Choice]:
+    """The choice per algorithm: the fastest, or, among the backends within the noise of it,
+    the one the ladder prefers."""
+    measured_at = measured_at or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    choices = {}
+    for algorithm in ALGORITHMS:
+        times = measurement.ns_per_kib[algorithm]
+        threshold = MIN_LEAD + 2 * measurement.noise[algorithm]
+        fastest = min(times.values())
+        tied = [e for e in candidates if times[e.name] <= fastest * (1 + threshold)]
+        chosen = ladder(tied)
+        choices[algorithm] = Choice(
+            algorithm, chosen.name, MEASURED,
+            explain(chosen.name, times, threshold, {e.name: e.backend.priority
+                                                    for e in candidates}),
+            dict(times), threshold, measured_at)
+    return choices
+
+
+def explain(chosen: str, times: Mapping[str, float], threshold: float,
+            priorities: Mapping[str, int]) -> str:
+    """Why *chosen* won a measurement, in one sentence."""
+    rivals = sorted((t, name) for name, t in times.items() if name != chosen)
+    top = max(priorities, key=lambda name: (priorities[name], name))
+    within = f"{threshold:.0%}"
+    if not rivals:
+        return "the only backend measured"
+    next_time, next_name = rivals[0]
+    lead = next_time / times[chosen]
+    if lead > 1 + threshold:
+        text = f"the fastest: {lead:.2f}x faster than {next_name}, the next"
+        if top != chosen:
+            text += f", and {times[top] / times[chosen]:.2f}x faster than {top}, the ladder's pick"
+        return text
+    ties = [name for t, name in rivals if t <= min(times.values()) * (1 + threshold)]
+    return (f"within {within} (the noise) of the fastest, with {', '.join(ties)}: the ladder "
+            f"decides among them (priority {priorities[chosen]})")

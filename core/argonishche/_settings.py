@@ -23,7 +23,8 @@ from .exceptions import SettingError
 #: The allocator used when ``ARGONISHCHE_ALLOCATOR`` is unset: reusing mapped memory avoids a
 #: page fault per 4 KiB per hash (README, "Memory").
 DEFAULT_ALLOCATOR = "arena"
-SELECT_MODES = ("priority", "measure")
+#: ARGONISHCHE_SELECT's values, the default first (see argonishche._selection).
+SELECT_MODES = ("auto", "measure", "priority")
 #: 1 TiB: far above any work memory the default limits allow (4 GiB), low enough that the
 #: product with 2**20 stays an ordinary integer everywhere.
 MAX_ARENA_MIB = 1 << 20
@@ -82,8 +83,9 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("ARGONISHCHE_DISABLE_BACKENDS", "disabled_backends", _names,
              "comma-separated names of backends (their kernels are never imported), or of "
              "plugins' entry points or distributions (never imported at all)"),
-    Variable("ARGONISHCHE_SELECT", "select", _select, " or ".join(SELECT_MODES),
-             SELECT_MODES[0]),
+    Variable("ARGONISHCHE_SELECT", "select", _select,
+             "auto (measure once per CPU and remember), measure (afresh, in every process) or "
+             "priority (the ladder, nothing measured)", SELECT_MODES[0]),
     Variable("ARGONISHCHE_ALLOCATOR", "allocator", _name,
              f"the name of one registered allocator (unset: {DEFAULT_ALLOCATOR})"),
     Variable("ARGONISHCHE_ARENA_MAX_MIB", "arena_max_mib", _mebibytes,

@@ -16,6 +16,10 @@ reach (aliased blocks, a byte counter about to carry), every known-answer vector
 :func:`certify_backend` runs the slower certification that argonishche runs once per kernel
 module file (far references, BLAKE2b runs over 8,192 blocks, Argon2 of several MiB).
 
+:func:`expected_backend` says which backend the selection policy must have chosen, recomputed
+from what the registry reports, for tests that check the selection on any CPU: which kernel is
+fastest differs between CPUs, so no test may assume the priority ladder's order.
+
 ``ARGONISHCHE_REQUIRE_BACKENDS=a,b`` (or ``all``) names backends that must be usable:
 :func:`usable_or_skip` fails for them instead of skipping, so that a run on an emulated CPU
 cannot pass by skipping what it was meant to prove.
@@ -108,6 +112,29 @@ def usable_or_skip(name: str) -> None:
         if name in required_backends():
             pytest.fail(f"{message} (required by {REQUIRE_ENV})")
         pytest.skip(message)
+
+
+def expected_backend(algorithm: str) -> str:
+    """The backend the selection policy must have chosen for *algorithm* (``"argon2"`` or
+    ``"blake2b"``) in this process, recomputed independently of the code that chose: the forced
+    one; by priority, the usable backend with the highest priority (ties: the name); by
+    measurement, among the backends whose measured time is within the recorded threshold of the
+    fastest, the one with the highest priority.  Compare it with
+    :func:`argonishche.selected_backend`."""
+    reg = _registry.get()
+    choice = reg.choices[algorithm]
+    usable = {b.name: b.priority for b in reg.report() if b.state in USABLE_STATES}
+    if choice.how == "forced":
+        return choice.backend
+    candidates = list(usable)
+    if choice.how in ("measured", "remembered"):
+        if choice.threshold is None or set(choice.ns_per_kib) != set(usable):
+            raise AssertionError(f"a measured choice without a time for every usable backend: "
+                                 f"{choice}")
+        fastest = min(choice.ns_per_kib.values())
+        candidates = [name for name, time in choice.ns_per_kib.items()
+                      if time <= fastest * (1 + choice.threshold)]
+    return max(candidates, key=lambda name: (usable[name], name))
 
 
 def _aligned_blocks(count: int) -> tuple[Any, Any]:  # cffi objects (cffi has no stubs)

@@ -176,6 +176,25 @@ void argonishche_secure_wipe(void *p, size_t n);
 ARGONISHCHE_API
 int argonishche_lock_memory(void *p, size_t n);
 
+/* ---- Selection by measurement (kernel_workout.c) ------------------------------------------- */
+
+/* The scratch buffer the workouts share: 16 KiB of blocks, plus room to align them to 64. */
+#define ARGONISHCHE_WORKOUT_SCRATCH_BYTES (16 * 1024 + 63)
+
+/* Fills scratch with the workouts' (arbitrary, non-zero) data; once, before any workout. */
+ARGONISHCHE_API
+void argonishche_workout_prepare(void *scratch);
+
+/* `fills` calls of the table's Argon2 G over the 16 in-cache blocks of scratch (which it
+ * changes), half of them XORing into next as version 0x13 does after the first pass. */
+ARGONISHCHE_API
+uint64_t argonishche_workout_argon2(const void *kernel_table, void *scratch, uint32_t fills);
+
+/* BLAKE2b's F on `blocks` 128-byte blocks, in runs of 64 over the first 8 KiB of scratch. */
+ARGONISHCHE_API
+uint64_t argonishche_workout_blake2b(const void *kernel_table, const void *scratch,
+                                     uint32_t blocks);
+
 /* ---- CPU probe ---------------------------------------------------------------------------- */
 
 /* CPUID leaf/subleaf executed in this process: eax, ebx, ecx, edx into registers.  Returns 0 (and
