@@ -90,6 +90,12 @@ def test_cli_bench_json_has_modes_rows_and_noise(capsys, tmp_path):
     assert [t["mode"] for t in data["argon2"]] == ["hot", "cold"]
     assert data["noise"]["rows"] == sum(len(t["results"]) for t in data["argon2"])
     assert "blake2b" not in data and data["machine"]
+    # Which backend each algorithm used in the run, and why, is printed first and saved.
+    assert out.startswith("Selected backends (argonishche's rows below use them):\n")
+    for algorithm in ("argon2", "blake2b"):
+        choice = data["selection"][algorithm]
+        assert choice["backend"] == argonishche.selected_backend(algorithm) and choice["why"]
+        assert f"  {algorithm:<8} {choice['backend']:<10} " in out
 
 
 def test_cli_bench_peers_are_interleaved_in_the_same_table(capsys):
@@ -153,7 +159,9 @@ def test_cli_bench_sigint_in_a_real_process():
          "0.001", "--point", "d,1,64,1", "--no-blake2b"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environ)
     try:
-        assert process.stdout.readline().startswith("core clock")
+        for line in process.stdout:  # after the selection lines, the tables begin
+            if line.startswith("core clock"):
+                break
         process.send_signal(signal.SIGINT)
         out, err = process.communicate(timeout=60)
     finally:

@@ -104,6 +104,69 @@ def _command_selftest(args: argparse.Namespace) -> int:
     return status
 
 
+def _command_tune(args: argparse.Namespace) -> int:
+    """Kernels measured and the choice remembered, then (unless --kernels-only) Argon2id
+    parameters recommended; 0, or 1 if nothing met the latency target."""
+    from . import _tune
+    from ._bench.progress import Progress
+    from .exceptions import ArgonishcheError
+
+    progress = Progress(sys.stderr) if sys.stderr.isatty() else None
+    concurrency = args.concurrency or os.cpu_count() or 1
+    budget = args.memory_budget or _tune.default_budget_mib(concurrency)
+    try:
+        if progress:
+            progress.start("kernels", args.rounds)
+        kernels = _tune.tune_kernels(args.rounds, progress.step if progress else None)
+        parameters = None
+        if not args.kernels_only:
+            if progress:
+                progress.start("parameters", _tune.MAX_TRIALS * (_tune.REPETITIONS + 1))
+            parameters = _tune.recommend(args.latency, concurrency, budget,
+                                         progress.step if progress else None)
+    except (ArgonishcheError, MemoryError) as exc:
+        return _fail(str(exc), 1)
+    finally:
+        if progress:
+            progress.clear()
+    if args.json:
+        print(json.dumps(_tune.as_json(kernels, parameters), indent=2))
+    else:
+        lines = _tune.render_kernels(kernels)
+        if parameters is not None:
+            lines += [""] + _tune.render_parameters(parameters)
+        print("\n".join(lines))
+    return 1 if parameters is not None and parameters["chosen"] is None else 0
+
+
+def _tune_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from ._tune import DEFAULT_LATENCY_MS, DEFAULT_MIB_PER_HASH, KERNEL_ROUNDS
+
+    parser = commands.add_parser(
+        "tune", help="measure the kernels, remember the fastest, recommend Argon2id parameters",
+        description="Measure every usable backend's kernels with many interleaved rounds and "
+                    "print their cycles per Argon2 block and per BLAKE2b byte, the choice and "
+                    "its margin; remember the choice (as ARGONISHCHE_SELECT=measure does). Then "
+                    "recommend Argon2id parameters for this machine by RFC 9106 section 4: the "
+                    "most memory per hash the budget allows at the given concurrency, then the "
+                    "most passes within the latency target, each timed as that many hashes at "
+                    "once.")
+    parser.add_argument("--latency", type=float, default=DEFAULT_LATENCY_MS, metavar="MS",
+                        help=f"the most one hash may take, in milliseconds (default "
+                             f"{DEFAULT_LATENCY_MS:.0f}, RFC 9106's front-end server example)")
+    parser.add_argument("--concurrency", type=_integer(1, 4096), metavar="N",
+                        help="hashes running at once (default: the number of CPUs)")
+    parser.add_argument("--memory-budget", type=_integer(1, 2**32 - 1), metavar="MIB",
+                        help=f"MiB all concurrent hashes may use together (default: "
+                             f"{DEFAULT_MIB_PER_HASH} per hash, at most half of the memory)")
+    parser.add_argument("--rounds", type=_integer(8, 100_000), default=KERNEL_ROUNDS,
+                        metavar="N", help=f"kernel measurement rounds (default {KERNEL_ROUNDS})")
+    parser.add_argument("--kernels-only", action="store_true",
+                        help="measure and remember the kernels' choice only")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(run=_command_tune)
+
+
 # ---- hash and verify --------------------------------------------------------------------------
 
 
@@ -326,6 +389,7 @@ def main(argv: Sequence[str] | None = None) -> int:
              "first time it sees a module")
     selftest_parser.set_defaults(run=_command_selftest)
     _bench_command.add_parser(commands, _integer)
+    _tune_parser(commands)
     args = parser.parse_args(argv)
     try:
         status: int = args.run(args)

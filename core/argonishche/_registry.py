@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import _thread
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -101,19 +101,24 @@ class Registry:
         self.choices = choices
         self.tables = {a: self.entries[c.backend].table for a, c in choices.items()}
 
-    def calibrate(self) -> dict[str, dict[str, float]]:
+    def calibrate(self, rounds: int = _selection.ROUNDS,
+                  budget: float = _selection.BUDGET_SECONDS,
+                  step: Callable[[str], None] | None = None) -> dict[str, dict[str, float]]:
         """Measure every usable backend afresh, select the fastest for each algorithm (unless a
         backend is forced: it stays selected) and remember the choice for this CPU.
 
-        Returns {algorithm: {backend: nanoseconds per KiB}}.
+        Returns {algorithm: {backend: nanoseconds per KiB}}.  *rounds*, *budget* (seconds) and
+        *step* (called before each round): as :func:`argonishche._selection.measure` takes them.
         """
         candidates = self.usable()
         if not candidates:
             raise self.selection_error or BackendError(
                 f"no usable backend. {_selection.summary(self.entries.values())}")
         if self.settings.backend is not None:
-            return _selection.measure(candidates).ns_per_kib
-        self._choose(_selection.select(self.settings, self.entries, fresh=True))
+            return _selection.measure(candidates, rounds=rounds, budget=budget,
+                                      step=step).ns_per_kib
+        self._choose(_selection.select(self.settings, self.entries, fresh=True, rounds=rounds,
+                                       budget=budget, step=step))
         self.selection_error = None
         return {a: dict(c.ns_per_kib) for a, c in self.choices.items()}
 

@@ -121,10 +121,12 @@ def forced(settings: Settings, entries: dict[str, BackendEntry]) -> BackendEntry
     return entry
 
 
-def select(settings: Settings, entries: dict[str, BackendEntry], *,
-           fresh: bool = False) -> dict[str, Choice]:
+def select(settings: Settings, entries: dict[str, BackendEntry], *, fresh: bool = False,
+           rounds: int = ROUNDS, budget: float = BUDGET_SECONDS,
+           step: Callable[[str], None] | None = None) -> dict[str, Choice]:
     """{algorithm: Choice} as the settings ask (see the module docstring); *fresh* measures and
     rewrites the record whatever ``ARGONISHCHE_SELECT`` says (a forced backend stays forced).
+    *rounds*, *budget* and *step*: for :func:`measure`.
 
     :raises SettingError: the forced backend is not registered.
     :raises BackendError: the forced backend cannot run here, or no backend can.
@@ -151,7 +153,7 @@ def select(settings: Settings, entries: dict[str, BackendEntry], *,
         return by_priority(candidates, f"the ladder: no measurement remembered, and none can "
                                        f"be ({why_not}); ARGONISHCHE_SELECT=measure measures "
                                        f"in every process")
-    measurement = measure(candidates)
+    measurement = measure(candidates, rounds=rounds, budget=budget, step=step)
     choices = decide(candidates, measurement)
     path = ""
     if directory is not None:

@@ -12,6 +12,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from ..exceptions import ArgonishcheError
+
 #: The optional extra that brings in matplotlib for ``bench --plot``.
 PLOT_HINT = "pip install argonishche[plot]"
 
@@ -49,6 +51,11 @@ def run(args: argparse.Namespace) -> int:
     progress = Progress(sys.stderr) if sys.stderr.isatty() else None
     before = machine_state()
     results: dict[str, Any] = {"machine": machine_description()}
+    try:
+        print(selection_report(results))
+    except ArgonishcheError as exc:  # no usable backend, an invalid setting: say it and stop
+        print(f"argonishche bench: {exc}", file=sys.stderr)
+        return 2
     status = 0
     try:
         if args.startup:
@@ -94,6 +101,20 @@ def run(args: argparse.Namespace) -> int:
             print("argonishche bench: nothing to plot (no Argon2 table was measured)",
                   file=sys.stderr)
     return status
+
+
+def selection_report(results: dict[str, Any]) -> str:
+    """Which backend hashes each algorithm in this run and why (``info`` says the same); kept in
+    *results* too."""
+    from .. import _registry
+    from .._info import describe
+
+    reg = _registry.get()
+    reg.kernel_table("argon2")  # raises the selection's error, if it had one
+    results["selection"] = {a: c._asdict() for a, c in reg.choices.items()}
+    return "\n".join(["Selected backends (argonishche's rows below use them):"] + [
+        f"  {algorithm:<8} {choice.backend:<10} {describe(choice._asdict())}"
+        for algorithm, choice in reg.choices.items()])
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser],

@@ -116,23 +116,33 @@ def blake2b_report(cases: dict[str, tuple[bytes, list[Subject]]],
     return "\n".join(lines), report
 
 
+#: The start-up cases of argonishche's selection modes (see suites.STARTUP_CASES).
+LADDER_STARTUP = "  ... ARGONISHCHE_SELECT=priority"
+MEASURE_STARTUP = "  ... ARGONISHCHE_SELECT=measure"
+
+
 def startup_report(samples: dict[str, list[float]], repetitions: int,
                    ours: str = "import argonishche + first hash",
                    peer: str = "import argon2 + first hash") -> str:
-    """Each case's median and range, then ours against the peer's: the ratio of the medians,
-    and the middle half of the per-repetition ratios (each repetition ran both, interleaved)."""
+    """Each case's median and range, then ours against the peer's, and the remembered
+    selection against the ladder and against measuring anew: the ratio of the medians, and the
+    middle half of the per-repetition ratios (each repetition ran every case, interleaved)."""
     lines = [f"Start-up (cold: a new process each time; {repetitions} interleaved repetitions)"]
     for name, values in samples.items():
         lines.append(f"  {name:<34}{statistics.median(values) * 1e3:>8.1f} ms median  "
                      f"{_range(values, lambda x: x * 1e3):>15} ms")
-    if samples.get(ours) and samples.get(peer):
-        paired = [a / b for a, b in zip(samples[ours], samples[peer], strict=False)]
-        ratio = statistics.median(samples[ours]) / statistics.median(samples[peer])
-        middle = (statistics.quantiles(paired, n=4, method="inclusive") if len(paired) >= 2
-                  else [paired[0], paired[0], paired[0]])
-        lines.append(f"  argonishche / argon2-cffi: {ratio:.2f}x (medians); per repetition "
-                     f"{statistics.median(paired):.2f}x, middle half "
-                     f"{middle[0]:.2f}..{middle[2]:.2f}x")
+    for first, second, label in (
+            (ours, peer, "argonishche / argon2-cffi"),
+            (ours, LADDER_STARTUP, "remembered selection / the ladder"),
+            (MEASURE_STARTUP, LADDER_STARTUP, "measuring anew / the ladder")):
+        if samples.get(first) and samples.get(second):
+            paired = [a / b for a, b in zip(samples[first], samples[second], strict=False)]
+            ratio = statistics.median(samples[first]) / statistics.median(samples[second])
+            middle = (statistics.quantiles(paired, n=4, method="inclusive") if len(paired) >= 2
+                      else [paired[0], paired[0], paired[0]])
+            lines.append(f"  {label}: {ratio:.2f}x (medians); per repetition "
+                         f"{statistics.median(paired):.2f}x, middle half "
+                         f"{middle[0]:.2f}..{middle[2]:.2f}x")
     return "\n".join(lines)
 
 

@@ -12,6 +12,7 @@ Each prints to *out*, ``sys.stdout`` looked up per call so that it can be redire
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from typing import TYPE_CHECKING
@@ -22,7 +23,15 @@ from .._blake2 import blake2b
 from .peers import peer_argon2_subjects
 from .points import PASSWORD, SALT, SERVER_POINT, Point
 from .progress import Progress
-from .report import argon2_report, batch_report, blake2b_report, memory_report, startup_report
+from .report import (
+    LADDER_STARTUP,
+    MEASURE_STARTUP,
+    argon2_report,
+    batch_report,
+    blake2b_report,
+    memory_report,
+    startup_report,
+)
 from .timing import CacheEvictor, Subject, check_same_tags, core_clock_hz, time_interleaved
 
 if TYPE_CHECKING:
@@ -148,19 +157,25 @@ def bench_batch(point: Point = SERVER_POINT, *, count: int = 200, workers: int =
 
 OUR_STARTUP = "import argonishche + first hash"
 PEER_STARTUP = "import argon2 + first hash"
-STARTUP_CASES = {
-    "python -c pass": "pass",
-    OUR_STARTUP: (
-        "import argonishche; argonishche.argon2_hash(b'pw', b'saltsalt', memory_cost=8, "
-        "parallelism=1, time_cost=1)"),
+_OUR_CODE = ("import argonishche; argonishche.argon2_hash(b'pw', b'saltsalt', memory_cost=8, "
+             "parallelism=1, time_cost=1)")
+#: name: (code, the ARGONISHCHE_SELECT it runs with, or None for the caller's).  The default
+#: (auto) reads the selection remembered for this CPU; the ladder measures nothing; measure
+#: measures in every process, as the first process on a CPU does.
+STARTUP_CASES: dict[str, tuple[str, str | None]] = {
+    "python -c pass": ("pass", None),
+    OUR_STARTUP: (_OUR_CODE, "auto"),
+    LADDER_STARTUP: (_OUR_CODE, "priority"),
+    MEASURE_STARTUP: (_OUR_CODE, "measure"),
     PEER_STARTUP: (
         "import argon2.low_level as a; a.hash_secret_raw(b'pw', b'saltsalt', time_cost=1, "
-        "memory_cost=8, parallelism=1, hash_len=32, type=a.Type.ID)"),
+        "memory_cost=8, parallelism=1, hash_len=32, type=a.Type.ID)", None),
 }
 
 
 def bench_startup(repetitions: int = 15, out: TextIO | None = None) -> dict[str, Any]:
-    """Cold start of a fresh interpreter to its first Argon2 tag, ours against argon2-cffi's.
+    """Cold start of a fresh interpreter to its first Argon2 tag, ours against argon2-cffi's,
+    and ours with the remembered selection against the ladder and against measuring anew.
 
     Each sample is a new process (cold: imports, plugin discovery, CPU probe and self-test all
     included), interleaved case by case, the order reversed every other repetition; the first
@@ -178,17 +193,20 @@ def bench_startup(repetitions: int = 15, out: TextIO | None = None) -> dict[str,
     if importlib.util.find_spec("argon2") is None:
         cases.pop(PEER_STARTUP)
     samples: dict[str, list[float]] = {name: [] for name in cases}
+    environments = {name: os.environ if select is None else {**os.environ,
+                                                               "ARGONISHCHE_SELECT": select}
+                    for name, (_, select) in cases.items()}
     with tempfile.TemporaryDirectory(prefix="argonishche-bench-") as cache:
         # -E: no PYTHON* variable of this shell (PYTHONDONTWRITEBYTECODE...) applies to them.
         commands = {name: [sys.executable, "-E", "-X", f"pycache_prefix={cache}", "-c", code]
-                    for name, code in cases.items()}
-        for command in commands.values():  # compiles every module once, uncounted
-            subprocess.run(command, check=True)
+                    for name, (code, _) in cases.items()}
+        for name, command in commands.items():  # compiles every module once, uncounted
+            subprocess.run(command, check=True, env=environments[name])
         for repetition in range(repetitions):
             order = list(commands.items())
             for name, command in order if repetition % 2 == 0 else order[::-1]:
                 started = time.perf_counter()
-                subprocess.run(command, check=True)
+                subprocess.run(command, check=True, env=environments[name])
                 samples[name].append(time.perf_counter() - started)
     print(startup_report(samples, repetitions), file=out)
     return {name: values for name, values in samples.items()}
