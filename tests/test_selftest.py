@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import types
 
 import pytest
@@ -220,6 +221,25 @@ def test_unwritable_cache_means_not_remembered(cache, monkeypatch):
     assert _certify.certify(cache.module, "table").passed
     assert not _certify.is_certified(cache.module)
     assert _certify.certify(cache.module, "table").cached is False and len(calls) == 2
+
+
+def test_a_record_anyone_else_could_have_written_does_not_count(cache, monkeypatch):
+    calls = fake_checks(monkeypatch, [])
+    _certify.certify(cache.module, "table")
+    record = cache.directory / hashlib.sha256(cache.path.read_bytes()).hexdigest()
+    assert stat.S_IMODE(record.stat().st_mode) == 0o600
+    assert stat.S_IMODE(cache.directory.stat().st_mode) == 0o700
+    assert _certify.is_certified(cache.module)
+    record.chmod(0o664)   # a forged "passed: yes" by someone of the group
+    assert not _certify.is_certified(cache.module)
+    record.chmod(0o600)
+    cache.directory.chmod(0o777)   # or planted in a directory anyone may write
+    assert not _certify.is_certified(cache.module)
+    cache.directory.chmod(0o700)
+    record.unlink()
+    record.symlink_to("/dev/zero")   # no unbounded read, no exception
+    assert not _certify.is_certified(cache.module)
+    assert len(calls) == 1
 
 
 def test_cache_location(monkeypatch, tmp_path):
