@@ -7,6 +7,7 @@ against any version of the library (that is how they were seen failing before th
 
 from __future__ import annotations
 
+import os
 import pathlib
 import re
 
@@ -129,3 +130,12 @@ def test_every_variable_the_package_names_is_in_the_table():
         named |= set(re.findall(r"\bARGONISHCHE_[A-Z0-9_]+\b", path.read_text()))
     c_macros = {name for name in named if name.startswith(C_MACRO_PREFIXES)} | C_MACROS
     assert named - c_macros == {v.env for v in _settings.VARIABLES}
+
+
+def test_a_childs_environment_sets_only_known_settings(monkeypatch):
+    monkeypatch.setenv("ARGONISHCHE_SELECT", "priority")
+    child = _settings.environment_with(ARGONISHCHE_SELECT="measure")
+    assert child["ARGONISHCHE_SELECT"] == "measure" and child["PATH"] == os.environ["PATH"]
+    assert os.environ["ARGONISHCHE_SELECT"] == "priority"
+    with pytest.raises(ValueError, match="not argonishche settings: ARGONISHCHE_SELEKT"):
+        _settings.environment_with(ARGONISHCHE_SELEKT="measure")

@@ -69,7 +69,7 @@ def model(per_kib_pass_ms=0.001, fixed_ms=1.0):
     """A stand-in for _tune.trial: latency = fixed + m x t x cost, exactly."""
     calls = []
 
-    def trial(memory_cost, time_cost, parallelism, concurrency, step=None):
+    def trial(memory_cost, time_cost, parallelism, concurrency, step=None, hopeless_ms=None):
         calls.append((memory_cost, time_cost))
         latency = fixed_ms + memory_cost * time_cost * per_kib_pass_ms
         return _tune.Trial(memory_cost, time_cost, parallelism, [latency] * 3,
@@ -170,3 +170,18 @@ def test_a_progress_bar_on_a_terminal(own_registry, monkeypatch):
     drawn = terminal.getvalue()
     assert "kernels [" in drawn and "parameters [" in drawn
     assert drawn.endswith("\r\033[K")  # cleared at the end
+
+
+def test_a_trial_far_over_the_target_is_not_repeated(monkeypatch):
+    batches = []
+
+    def batch(memory_cost, time_cost, parallelism, concurrency, latency=100.0):
+        batches.append(memory_cost)
+        return [latency] * concurrency, latency / 1e3
+    monkeypatch.setattr(_tune, "timed_batch", batch)
+    hopeless = _tune.trial(1024, 1, 1, 2, hopeless_ms=50.0)
+    assert len(batches) == 1 and hopeless.latencies_ms == [100.0, 100.0]
+    batches.clear()
+    close = _tune.trial(1024, 1, 1, 2, hopeless_ms=200.0)
+    # one untimed batch, then the repetitions
+    assert len(batches) == _tune.REPETITIONS + 1 and len(close.batch_seconds) == _tune.REPETITIONS

@@ -140,6 +140,15 @@ def parse(environ: Mapping[str, str]) -> Settings:
     return Settings(given=given(environ), **values)
 
 
+def environment_with(**variables: str) -> dict[str, str]:
+    """This process's environment with *variables* set, for a child process (the benchmark's
+    start-up cases); they must be rows of :data:`VARIABLES`."""
+    unknown = set(variables) - {v.env for v in VARIABLES}
+    if unknown:
+        raise ValueError(f"not argonishche settings: {', '.join(sorted(unknown))}")
+    return {**os.environ, **variables}
+
+
 def user_cache_home(environ: Mapping[str, str] = os.environ) -> str | None:
     """The user's cache directory: ``$XDG_CACHE_HOME`` if absolute (as the XDG Base Directory
     specification says), else ``~/.cache``; None without a home directory."""

@@ -169,16 +169,21 @@ def timed_batch(memory_cost: int, time_cost: int, parallelism: int, concurrency:
 
 
 def trial(memory_cost: int, time_cost: int, parallelism: int, concurrency: int,
-          step: Callable[[str], None] | None = None) -> Trial:
+          step: Callable[[str], None] | None = None, hopeless_ms: float | None = None) -> Trial:
+    """Time these parameters: an untimed batch (it faults the memory in), then REPETITIONS
+    batches; a first batch slower than *hopeless_ms* is the measurement (no need to be precise
+    about what is far too slow, and each batch of it costs seconds)."""
     label = f"t={time_cost} m={memory_cost // 1024} MiB p={parallelism}"
     latencies, batches = [], []
     for repetition in range(REPETITIONS + 1):
         if step is not None:
             step(label)
         each, seconds = timed_batch(memory_cost, time_cost, parallelism, concurrency)
-        if repetition:  # the first batch faults the memory in: not counted
+        if repetition or (hopeless_ms is not None and min(each) > hopeless_ms):
             latencies += each
             batches.append(seconds)
+            if not repetition:
+                break
     return Trial(memory_cost, time_cost, parallelism, latencies, batches, concurrency)
 
 
@@ -203,21 +208,44 @@ def recommend(latency_ms: float, concurrency: int, budget_mib: int,
     trials: list[Trial] = []
 
     def run(time_cost: int) -> Trial:
-        trials.append(trial(memory_cost, time_cost, parallelism, concurrency, step))
+        trials.append(trial(memory_cost, time_cost, parallelism, concurrency, step,
+                            hopeless_ms=2 * latency_ms))
         return trials[-1]
 
-    # Step 8, first: one pass must fit the target, or the memory shrinks until it does.
-    first = run(1)
-    while first.latency_ms > latency_ms and memory_cost > smallest and len(trials) < MAX_TRIALS:
-        # Time is nearly proportional to memory; aim a little under.
-        memory_cost = rounded(max(int(memory_cost * latency_ms / first.latency_ms * 0.95),
-                                  smallest), parallelism)
-        first = run(1)
-    best = first if first.latency_ms <= latency_ms else None
+    # Step 8, first: the most memory at which one pass fits the target.  Time grows a little
+    # faster than memory (page faults, caches), so each guess aims 5 % under the target, from
+    # the nearest trial that fitted, or the one that did not; within 5 % of the target, or of
+    # the least memory that was too slow, is close enough.
+    best: Trial | None = None
+    too_slow: int | None = None   # the least memory found too slow at one pass
+    while len(trials) < MAX_TRIALS:
+        now = run(1)
+        if now.latency_ms <= latency_ms:
+            best = now
+        else:
+            too_slow = memory_cost
+        if too_slow is None:
+            break  # all the memory the budget allows fits
+        base = best or now
+        guess = base.memory_cost * latency_ms / base.latency_ms * 0.95
+        if best is not None:
+            if too_slow <= best.memory_cost * 1.05 or guess <= best.memory_cost * 1.05:
+                break
+            guess = min(guess, (best.memory_cost + too_slow) / 2)
+        elif memory_cost <= smallest:
+            break  # even the least memory Argon2 allows is too slow
+        following = rounded(max(int(guess), smallest), parallelism)
+        if following == memory_cost:
+            break
+        memory_cost = following
+    if best is None:
+        return {"latency_target_ms": latency_ms, "concurrency": concurrency,
+                "budget_mib": budget_mib, "parallelism": parallelism, "trials": trials,
+                "chosen": None}
     # ... then the most passes that still fit, at that memory.
-    time_cost = 1 if best is None else min(estimated_passes(trials, latency_ms),
-                                           max_passes(memory_cost))
-    while best is not None and time_cost > best.time_cost and len(trials) < MAX_TRIALS:
+    memory_cost = best.memory_cost
+    time_cost = min(estimated_passes(trials, latency_ms), max_passes(memory_cost))
+    while time_cost > best.time_cost and len(trials) < MAX_TRIALS:
         now = run(time_cost)
         if now.latency_ms <= latency_ms:
             best = now

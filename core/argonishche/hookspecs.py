@@ -46,8 +46,10 @@ class Backend:
     :param cpu_features: CPU features every kernel needs (names from :data:`CPU_FEATURE_NAMES`);
         build the module with the same set (``backend_ffibuilder(..., cpu_features=...)``): a
         module compiled for more than this is refused when it loads.
-    :param priority: higher wins when several backends pass their checks; the built-in ladder
-        uses ref=0, sse2=10, ssse3=20, sse41=30, avx2=40.
+    :param priority: the backend's rung on the ladder of instruction sets (the built-in one
+        uses ref=0, sse2=10, ssse3=20, sse41=30, avx2=40): the highest usable one is selected
+        where nothing is measured (``ARGONISHCHE_SELECT=priority``, no writable cache), and
+        among backends whose measured speeds tie; otherwise the fastest measured is.
     """
 
     name: str

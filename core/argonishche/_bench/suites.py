@@ -12,12 +12,11 @@ Each prints to *out*, ``sys.stdout`` looked up per call so that it can be redire
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from typing import TYPE_CHECKING
 
-from .. import _registry
+from .. import _registry, _settings
 from .._argon2 import argon2_hash
 from .._blake2 import blake2b
 from .peers import peer_argon2_subjects
@@ -157,16 +156,16 @@ def bench_batch(point: Point = SERVER_POINT, *, count: int = 200, workers: int =
 
 OUR_STARTUP = "import argonishche + first hash"
 PEER_STARTUP = "import argon2 + first hash"
-_OUR_CODE = ("import argonishche; argonishche.argon2_hash(b'pw', b'saltsalt', memory_cost=8, "
-             "parallelism=1, time_cost=1)")
-#: name: (code, the ARGONISHCHE_SELECT it runs with, or None for the caller's).  The default
-#: (auto) reads the selection remembered for this CPU; the ladder measures nothing; measure
-#: measures in every process, as the first process on a CPU does.
+_OURS = ("import argonishche; argonishche.argon2_hash(b'pw', b'saltsalt', memory_cost=8, "
+         "parallelism=1, time_cost=1)")
+#: name: (code, the ARGONISHCHE_SELECT it runs with, or None for the caller's).  auto reads
+#: the selection remembered for this CPU, priority measures nothing, measure measures in
+#: every process, as the first process on a CPU does.
 STARTUP_CASES: dict[str, tuple[str, str | None]] = {
     "python -c pass": ("pass", None),
-    OUR_STARTUP: (_OUR_CODE, "auto"),
-    LADDER_STARTUP: (_OUR_CODE, "priority"),
-    MEASURE_STARTUP: (_OUR_CODE, "measure"),
+    OUR_STARTUP: (_OURS, "auto"),
+    LADDER_STARTUP: (_OURS, "priority"),
+    MEASURE_STARTUP: (_OURS, "measure"),
     PEER_STARTUP: (
         "import argon2.low_level as a; a.hash_secret_raw(b'pw', b'saltsalt', time_cost=1, "
         "memory_cost=8, parallelism=1, hash_len=32, type=a.Type.ID)", None),
@@ -193,8 +192,8 @@ def bench_startup(repetitions: int = 15, out: TextIO | None = None) -> dict[str,
     if importlib.util.find_spec("argon2") is None:
         cases.pop(PEER_STARTUP)
     samples: dict[str, list[float]] = {name: [] for name in cases}
-    environments = {name: os.environ if select is None else {**os.environ,
-                                                               "ARGONISHCHE_SELECT": select}
+    environments = {name: None if select is None else
+                    _settings.environment_with(ARGONISHCHE_SELECT=select)
                     for name, (_, select) in cases.items()}
     with tempfile.TemporaryDirectory(prefix="argonishche-bench-") as cache:
         # -E: no PYTHON* variable of this shell (PYTHONDONTWRITEBYTECODE...) applies to them.
