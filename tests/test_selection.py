@@ -403,6 +403,9 @@ def test_info_says_how_and_why_each_algorithm_was_chosen():
                           capture_output=True, text=True, timeout=120).stdout
     assert f"measured {later['argon2']['measured_at']}, remembered: " in text
     assert f"remembered in {later['argon2']['record']}" in text
+    # The backend table says which is the ladder's pick, and which are selected.
+    assert "the ladder's pick (the highest priority usable)" in text
+    assert "selected for " in text and "ns/KiB (the fastest)" in text
 
 
 # ---- the suite where measurement disagrees with the ladder -------------------------------------

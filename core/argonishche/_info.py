@@ -134,6 +134,8 @@ def render(report: dict[str, Any]) -> str:
     if report["backends"]:
         lines += ["", "Backends (by priority, the ladder; the selection below says which is "
                       "used):"]
+    usable = [b for b in report["backends"] if b["state"] in _registry.USABLE_STATES]
+    ladder = usable[0]["name"] if usable else None  # listed by priority: the ladder's pick first
     for b in report["backends"]:
         needs = ",".join(b["cpu_features"]) or "-"
         test = f"{b['selftest_ms']:.2f} ms" if b["selftest_ms"] is not None else "-"
@@ -147,6 +149,11 @@ def render(report: dict[str, Any]) -> str:
                                                     else f"({ns / fastest[algorithm]:.2f}x "
                                                          f"the fastest's time)")
                 for algorithm, ns in sorted(b["ns_per_kib"].items())))
+        if b["name"] == ladder or b["selected_for"]:
+            lines.append(f"  {'':<10} " + "; ".join(filter(None, (
+                "the ladder's pick (the highest priority usable)" if b["name"] == ladder else "",
+                f"selected for {', '.join(b['selected_for'])} (see below)"
+                if b["selected_for"] else "not selected: see below"))))
     if report["plugins"]:
         lines += ["", "Plugins (entry points of the 'argonishche' group, and the built-in "
                       "allocators):"]
