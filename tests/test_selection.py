@@ -436,3 +436,27 @@ def test_the_selection_tests_pass_where_measurement_disagrees_with_the_ladder():
     assert header, out.stdout[-3000:] + out.stderr[-3000:]
     assert "selected: " in header and "as faked" in header, header
     assert out.returncode == 0, out.stdout[-6000:] + out.stderr[-3000:]
+
+
+@pytest.mark.timeout(120)
+def test_threads_measuring_at_once_leave_one_whole_record(cache):
+    import threading
+
+    regs = [multi_backend_registry(ARGONISHCHE_SELECT="priority") for _ in range(4)]
+    errors = []
+
+    def calibrate(reg):
+        try:
+            reg.calibrate()
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+    threads = [threading.Thread(target=calibrate, args=(reg,)) for reg in regs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert not errors and not any(thread.is_alive() for thread in threads)
+    assert all(reg.choices["argon2"].record for reg in regs), [r.choices for r in regs]
+    record = only_record(cache)   # no temporary file left behind
+    assert _records.read(str(record)) is not None
+    assert {c.how for c in make_registry(installed=False).choices.values()} == {"remembered"}

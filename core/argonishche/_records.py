@@ -11,6 +11,7 @@ atomically, so a reader sees the old record or the new one, never half of one.
 
 from __future__ import annotations
 
+import _thread
 import os
 import stat
 
@@ -92,7 +93,8 @@ def write(path: str, fields: list[tuple[str, str]]) -> str:
     """Write *fields* as the record at *path*, atomically, readable by its owner only: "" on
     success, else why it was not written (never raises)."""
     text = "".join(f"{key}: {' '.join(str(value).split())}\n" for key, value in fields)
-    temporary = f"{path}.{os.getpid()}.tmp"
+    # Unique per process and thread (two may write the same record at once; the last wins).
+    temporary = f"{path}.{os.getpid()}.{_thread.get_ident()}.tmp"
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL
