@@ -98,10 +98,11 @@ def selected_backend(algorithm: str = "argon2") -> str:
 
 
 def calibrate() -> dict[str, dict[str, float]]:
-    """Time the usable backends briefly and select the fastest per algorithm (from now on).
+    """Measure the usable backends afresh, select the fastest per algorithm (from now on) and
+    remember the choice for this CPU, as ``ARGONISHCHE_SELECT=measure`` does at start-up.
 
-    Returns ``{algorithm: {backend: microseconds}}``; ``ARGONISHCHE_SELECT=measure`` does this
-    at start-up.  A backend forced with ``ARGONISHCHE_BACKEND`` stays selected.
+    Returns ``{algorithm: {backend: nanoseconds per KiB}}``.  A backend forced with
+    ``ARGONISHCHE_BACKEND`` stays selected.  ``argonishche tune`` measures longer.
     """
     return _registry.get().calibrate()
 
