@@ -357,24 +357,34 @@ def test_noise_is_the_gap_between_the_fastest_samples_of_the_two_halves():
     assert _selection.noise([100]) == 0
 
 
-def test_a_lead_within_the_threshold_is_a_tie_the_ladder_breaks():
+def test_a_lead_within_the_noise_is_a_tie_the_ladder_breaks():
     entries = {e.name: e for e in make_registry(installed=False).usable()}
-    if len(entries) < 2:
-        pytest.skip("one usable backend")
-    top, bottom = max(entries.values(), key=lambda e: e.backend.priority), \
-        min(entries.values(), key=lambda e: e.backend.priority)
+    if len(entries) < 3:
+        pytest.skip("fewer than three usable backends")
+    ranked = sorted(entries.values(), key=lambda e: e.backend.priority)
+    bottom, middle, top = ranked[0], ranked[1], ranked[-1]
     others = {name: 200.0 for name in entries}
-    for lead, winner in ((1.02, top.name), (1.5, bottom.name)):
-        times = {**others, top.name: 100.0 * lead, bottom.name: 100.0}
+    quiet = {name: 0.0 for name in entries}
+
+    def winner(times, noise):
         measurement = _selection.Measurement({a: times for a in _registry.ALGORITHMS},
-                                             {a: 0.0 for a in _registry.ALGORITHMS}, 9, 0.01)
+                                             {a: noise for a in _registry.ALGORITHMS}, 9, 0.01)
         choices = _selection.decide(list(entries.values()), measurement)
-        assert {c.backend for c in choices.values()} == {winner}
-    # Noise widens the tie: with 10 % of it, a 1.15x lead is not enough.
-    times = {**others, top.name: 115.0, bottom.name: 100.0}
-    noisy = _selection.Measurement({a: times for a in _registry.ALGORITHMS},
-                                   {a: 0.10 for a in _registry.ALGORITHMS}, 9, 0.01)
-    assert _selection.decide(list(entries.values()), noisy)["argon2"].backend == top.name
+        assert choices["argon2"].backend == choices["blake2b"].backend
+        return choices["argon2"]
+
+    # Under 3 % (and no noise) is a tie the ladder breaks; 1.5x is a lead.
+    assert winner({**others, top.name: 102.0, bottom.name: 100.0}, quiet).backend == top.name
+    lead = winner({**others, top.name: 150.0, bottom.name: 100.0}, quiet)
+    assert lead.backend == bottom.name
+    assert lead.why == f"the fastest: 1.50x faster than {top.name}, the next and the ladder's pick"
+    # The noise in the two compared widens the tie: 5 % in each, and 1.12x is not enough...
+    times = {**others, top.name: 112.0, bottom.name: 100.0}
+    noisy = {**quiet, top.name: 0.05, bottom.name: 0.05}
+    tie = winner(times, noisy)
+    assert tie.backend == top.name and tie.why.startswith(f"tied with {bottom.name} (within 12")
+    # ... but noise in a backend that is not compared does not.
+    assert winner(times, {**quiet, middle.name: 0.5}).backend == bottom.name
 
 
 # ---- what people see ---------------------------------------------------------------------------

@@ -21,8 +21,9 @@ Measuring (:func:`measure`) times each usable backend's kernels on in-cache data
 (core/csrc/kernel_workout.c): Argon2's G on 16 blocks and BLAKE2b's F on runs of 64 blocks,
 interleaved, backend after backend, round after round, within :data:`BUDGET_SECONDS`; a
 backend's time is its fastest sample (noise only ever adds time).  :func:`decide` then takes the
-fastest, unless others are within the noise of it: among those, the ladder decides, so that
-noise never moves the choice between two kernels that are equally fast.
+fastest, unless others tie with it (slower by no more than 3 % plus the noise seen in each):
+among those, the ladder decides, so that noise never moves the choice between two kernels that
+are equally fast.
 
 The result is a kernel-table pointer per algorithm; hashing never calls pluggy or this module.
 """
@@ -57,8 +58,8 @@ BLAKE2B_BLOCKS = 128
 ROUNDS = 41
 MIN_ROUNDS = 8
 BUDGET_SECONDS = 0.025
-#: A lead counts when it is above this plus twice the noise seen (:func:`noise`); within it,
-#: the ladder decides among the backends that tie.
+#: A backend ties with the fastest when it is slower by no more than this plus the noise seen
+#: in both (:func:`noise`, :func:`ties`); among the backends that tie, the ladder decides.
 MIN_LEAD = 0.03
 
 
@@ -66,7 +67,7 @@ class Measurement(NamedTuple):
     """What :func:`measure` found: every candidate's fastest sample, per algorithm."""
 
     ns_per_kib: dict[str, dict[str, float]]   # algorithm -> backend -> nanoseconds per KiB
-    noise: dict[str, float]                     # algorithm -> relative noise (see noise())
+    noise: dict[str, dict[str, float]]         # algorithm -> backend -> noise (see noise())
     rounds: int
     seconds: float
 
@@ -79,7 +80,7 @@ class Choice(NamedTuple):
     how: str            # FORCED, MEASURED, REMEMBERED or PRIORITY
     why: str            # one sentence for people
     ns_per_kib: dict[str, float] = {}   # each candidate's measured time, when measured
-    threshold: float | None = None      # the lead that counted as beyond the noise
+    noise: dict[str, float] = {}        # ... and the noise in it (never mutated: shared default)
     measured_at: str = ""               # when the measurement was made (UTC, ISO 8601)
     record: str = ""                    # the record it was read from or written to
 
@@ -159,8 +160,8 @@ def select(settings: Settings, entries: dict[str, BackendEntry], *, fresh: bool 
     if directory is not None:
         path, why_not = _selection_record.remember(
             directory, key, {a: c.backend for a, c in choices.items()}, measurement.ns_per_kib,
-            {a: c.threshold or 0.0 for a, c in choices.items()},
-            choices[ALGORITHMS[0]].measured_at, measurement.rounds, measurement.seconds)
+            measurement.noise, choices[ALGORITHMS[0]].measured_at, measurement.rounds,
+            measurement.seconds)
     if why_not:
         return {a: c._replace(why=f"{c.why}; not remembered: {why_not}")
                 for a, c in choices.items()}
@@ -174,9 +175,9 @@ def recalled(candidates: list[BackendEntry],
     priorities = {e.name: e.backend.priority for e in candidates}
     return {a: Choice(a, remembered.choices[a], REMEMBERED,
                       explain(remembered.choices[a], remembered.ns_per_kib[a],
-                              remembered.thresholds[a], priorities),
-                      remembered.ns_per_kib[a], remembered.thresholds[a],
-                      remembered.measured_at, remembered.path)
+                              remembered.noise[a], priorities),
+                      remembered.ns_per_kib[a], remembered.noise[a], remembered.measured_at,
+                      remembered.path)
             for a in ALGORITHMS}
 
 
@@ -251,45 +252,54 @@ def measure(candidates: list[BackendEntry], *, rounds: int = ROUNDS,
     return Measurement(
         ns_per_kib={a: {name: min(s) for name, s in by_name.items()}
                     for a, by_name in samples.items()},
-        noise={a: max(noise(s) for s in by_name.values()) for a, by_name in samples.items()},
+        noise={a: {name: noise(s) for name, s in by_name.items()}
+               for a, by_name in samples.items()},
         rounds=done, seconds=seconds)
+
+
+def ties(times: Mapping[str, float], noise: Mapping[str, float]) -> list[str]:
+    """The backends whose time is within MIN_LEAD plus their noise and the fastest's of the
+    fastest time (the fastest among them)."""
+    fastest = min(times, key=lambda name: times[name])
+    return [name for name, t in times.items()
+            if t <= times[fastest] * (1 + MIN_LEAD + noise[name] + noise[fastest])]
 
 
 def decide(candidates: list[BackendEntry], measurement: Measurement,
            measured_at: str = "") -> dict[str, Choice]:
-    """The choice per algorithm: the fastest, or, among the backends within the noise of it,
-    the one the ladder prefers."""
+    """The choice per algorithm: the fastest, or, among the backends that tie with it
+    (:func:`ties`), the one the ladder prefers."""
     measured_at = measured_at or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    priorities = {e.name: e.backend.priority for e in candidates}
     choices = {}
     for algorithm in ALGORITHMS:
-        times = measurement.ns_per_kib[algorithm]
-        threshold = MIN_LEAD + 2 * measurement.noise[algorithm]
-        fastest = min(times.values())
-        tied = [e for e in candidates if times[e.name] <= fastest * (1 + threshold)]
-        chosen = ladder(tied)
-        choices[algorithm] = Choice(
-            algorithm, chosen.name, MEASURED,
-            explain(chosen.name, times, threshold, {e.name: e.backend.priority
-                                                    for e in candidates}),
-            dict(times), threshold, measured_at)
+        times, noise = measurement.ns_per_kib[algorithm], measurement.noise[algorithm]
+        tied = set(ties(times, noise))
+        chosen = ladder(e for e in candidates if e.name in tied)
+        choices[algorithm] = Choice(algorithm, chosen.name, MEASURED,
+                                    explain(chosen.name, times, noise, priorities),
+                                    dict(times), dict(noise), measured_at)
     return choices
 
 
-def explain(chosen: str, times: Mapping[str, float], threshold: float,
+def explain(chosen: str, times: Mapping[str, float], noise: Mapping[str, float],
             priorities: Mapping[str, int]) -> str:
     """Why *chosen* won a measurement, in one sentence."""
     rivals = sorted((t, name) for name, t in times.items() if name != chosen)
-    top = max(priorities, key=lambda name: (priorities[name], name))
-    within = f"{threshold:.0%}"
     if not rivals:
         return "the only backend measured"
-    next_time, next_name = rivals[0]
-    lead = next_time / times[chosen]
-    if lead > 1 + threshold:
-        text = f"the fastest: {lead:.2f}x faster than {next_name}, the next"
-        if top != chosen:
+    top = max(priorities, key=lambda name: (priorities[name], name))
+    tied = [name for name in ties(times, noise) if name != chosen]
+    if not tied:
+        next_time, next_name = rivals[0]
+        text = f"the fastest: {next_time / times[chosen]:.2f}x faster than {next_name}, the next"
+        if top == next_name:
+            text += " and the ladder's pick"
+        elif top != chosen:
             text += f", and {times[top] / times[chosen]:.2f}x faster than {top}, the ladder's pick"
         return text
-    ties = [name for t, name in rivals if t <= min(times.values()) * (1 + threshold)]
-    return (f"within {within} (the noise) of the fastest, with {', '.join(ties)}: the ladder "
-            f"decides among them (priority {priorities[chosen]})")
+    fastest = min(times.values())
+    spread = max(times[name] for name in [*tied, chosen]) / fastest - 1
+    return (f"tied with {', '.join(sorted(tied))} (within {spread:.0%} of the fastest, inside "
+            f"{MIN_LEAD:.0%} plus the noise): the ladder decides among them (priority "
+            f"{priorities[chosen]})")

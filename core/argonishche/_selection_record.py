@@ -42,7 +42,7 @@ class Remembered(NamedTuple):
 
     choices: dict[str, str]                   # algorithm -> backend
     ns_per_kib: dict[str, dict[str, float]]   # algorithm -> backend -> ns per KiB
-    thresholds: dict[str, float]              # algorithm -> the lead that counted
+    noise: dict[str, dict[str, float]]        # algorithm -> backend -> noise in that time
     measured_at: str
     path: str
 
@@ -91,32 +91,37 @@ def recall(fields: list[tuple[str, str]], names: Iterable[str]) -> Remembered | 
     if any(record.get(k) != v for k, v in expected.items()):
         return None
     names = set(names)
-    choices, times, thresholds = {}, {}, {}
+    choices: dict[str, str] = {}
+    times: dict[str, dict[str, float]] = {}
+    noise: dict[str, dict[str, float]] = {}
     try:
         for algorithm in ("argon2", "blake2b"):
             [choices[algorithm]] = record[algorithm]
-            [threshold] = record[f"{algorithm} threshold"]
-            thresholds[algorithm] = float(threshold)
-            pairs = [line.split(" ") for line in record[f"{algorithm} time"]]
-            times[algorithm] = {name: float(value) for name, value in pairs}
+            rows = [line.split(" ") for line in record[f"{algorithm} time"]]
+            times[algorithm] = {name: float(ns) for name, ns, _ in rows}
+            noise[algorithm] = {name: float(gap) for name, _, gap in rows}
         [measured_at] = record["measured_at"]
     except (KeyError, ValueError):  # missing, repeated or malformed fields
         return None
+    values = [v for by_name in (*times.values(), *noise.values()) for v in by_name.values()]
     if (set(choices.values()) - names or any(set(t) != names for t in times.values())
-            or not all(value > 0 for t in times.values() for value in t.values())):
+            or not all(0 < t < float("inf") for by_name in times.values()
+                       for t in by_name.values())
+            or not all(0 <= v < float("inf") for v in values)):
         return None
-    return Remembered(choices, times, thresholds, measured_at, path)
+    return Remembered(choices, times, noise, measured_at, path)
 
 
 def remember(directory: str, fields: list[tuple[str, str]], choices: Mapping[str, str],
-             ns_per_kib: Mapping[str, Mapping[str, float]], thresholds: Mapping[str, float],
-             measured_at: str, rounds: int, seconds: float) -> tuple[str, str]:
+             ns_per_kib: Mapping[str, Mapping[str, float]],
+             noise: Mapping[str, Mapping[str, float]], measured_at: str, rounds: int,
+             seconds: float) -> tuple[str, str]:
     """Write the record; (its path, "") or ("", why it could not be written)."""
     path = path_for(directory, fields)
     body = [("measured_at", measured_at), ("rounds", str(rounds)), ("seconds", f"{seconds:.4f}")]
     for algorithm, backend in choices.items():
-        body += [(algorithm, backend), (f"{algorithm} threshold", f"{thresholds[algorithm]:.4f}")]
-        body += [(f"{algorithm} time", f"{name} {value:.2f}")
-                 for name, value in sorted(ns_per_kib[algorithm].items())]
+        body.append((algorithm, backend))
+        body += [(f"{algorithm} time", f"{name} {ns:.2f} {noise[algorithm][name]:.4f}")
+                 for name, ns in sorted(ns_per_kib[algorithm].items())]
     error = _records.write(path, [*fields, *body])
     return ("", error) if error else (path, "")

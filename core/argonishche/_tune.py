@@ -107,7 +107,7 @@ def tune_kernels(rounds: int = KERNEL_ROUNDS, step: Callable[[str], None] | None
             "backends": {name: {"ns_per_kib": ns, "cycles": ns * 1e-9 * hz * unit_bytes / 1024}
                          for name, ns in sorted(per_backend.items(), key=lambda item: item[1])},
             "selected": choice.backend, "how": choice.how, "why": choice.why,
-            "threshold": choice.threshold, "record": choice.record,
+            "noise": choice.noise, "record": choice.record,
         }
     return {"machine": machine_description(), "core_clock_ghz": hz / 1e9, "kernels": kernels}
 

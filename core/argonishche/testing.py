@@ -118,8 +118,8 @@ def expected_backend(algorithm: str) -> str:
     """The backend the selection policy must have chosen for *algorithm* (``"argon2"`` or
     ``"blake2b"``) in this process, recomputed independently of the code that chose: the forced
     one; by priority, the usable backend with the highest priority (ties: the name); by
-    measurement, among the backends whose measured time is within the recorded threshold of the
-    fastest, the one with the highest priority.  Compare it with
+    measurement, among the backends slower than the fastest by no more than 3 % plus the noise
+    measured in both, the one with the highest priority.  Compare it with
     :func:`argonishche.selected_backend`."""
     reg = _registry.get()
     choice = reg.choices[algorithm]
@@ -128,12 +128,13 @@ def expected_backend(algorithm: str) -> str:
         return choice.backend
     candidates = list(usable)
     if choice.how in ("measured", "remembered"):
-        if choice.threshold is None or set(choice.ns_per_kib) != set(usable):
+        times, noise = choice.ns_per_kib, choice.noise
+        if set(times) != set(usable) or set(noise) != set(usable):
             raise AssertionError(f"a measured choice without a time for every usable backend: "
                                  f"{choice}")
-        fastest = min(choice.ns_per_kib.values())
-        candidates = [name for name, time in choice.ns_per_kib.items()
-                      if time <= fastest * (1 + choice.threshold)]
+        fastest = min(times, key=lambda name: times[name])
+        candidates = [name for name in usable
+                      if times[name] <= times[fastest] * (1.03 + noise[name] + noise[fastest])]
     return max(candidates, key=lambda name: (usable[name], name))
 
 
