@@ -470,3 +470,14 @@ def test_threads_measuring_at_once_leave_one_whole_record(cache):
     record = only_record(cache)   # no temporary file left behind
     assert _records.read(str(record)) is not None
     assert {c.how for c in make_registry(installed=False).choices.values()} == {"remembered"}
+
+
+def test_a_module_path_with_odd_whitespace_is_remembered_all_the_same(cache, monkeypatch,
+                                                                       samples):
+    real = _selection_record.module_identity
+    monkeypatch.setattr(_selection_record, "module_identity",
+                        lambda entry: real(entry).replace("/", "/  a\tb\n/", 1))
+    multi_backend_registry()
+    samples.clear()
+    assert {c.how for c in make_registry(installed=False).choices.values()} == {"remembered"}
+    assert not samples

@@ -60,10 +60,13 @@ def module_identity(entry: BackendEntry) -> str:
 
 
 def key(candidates: Iterable[BackendEntry]) -> list[tuple[str, str]]:
-    """The fields a record must carry, exactly, to be used for *candidates* on this CPU."""
-    return [("record", FORMAT), ("argonishche", __version__),
-            ("kernel_abi", str(lib.ARGONISHCHE_KERNEL_ABI)), ("cpu", _cpu.identity()),
-            *(("backend", module_identity(e)) for e in sorted(candidates, key=lambda e: e.name))]
+    """The fields a record must carry, exactly, to be used for *candidates* on this CPU (with
+    whitespace as a record keeps it: a module path may hold any)."""
+    fields = [("record", FORMAT), ("argonishche", __version__),
+              ("kernel_abi", str(lib.ARGONISHCHE_KERNEL_ABI)), ("cpu", _cpu.identity()),
+              *(("backend", module_identity(e))
+                for e in sorted(candidates, key=lambda e: e.name))]
+    return [(name, " ".join(value.split())) for name, value in fields]
 
 
 def path_for(directory: str, fields: list[tuple[str, str]]) -> str:
