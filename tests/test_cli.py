@@ -21,6 +21,8 @@ import pytest
 import argonishche
 from argonishche import _cli, _registry
 
+from support import make_registry
+
 REFERENCE = shutil.which("argon2")
 TIME_LINE = re.compile(r"(?m)^\d+\.\d{3} seconds$")
 
@@ -187,7 +189,10 @@ def test_hash_secret_and_associated_data_change_the_tag_and_verify(capsys, monke
 ], ids=["short salt", "no password", "memory", "memory per lane", "hash length",
         "backend", "allocator", "secret file"])
 def test_hash_bad_input_is_status_2_with_the_error_on_stderr_and_nothing_on_stdout(
-        capsys, monkeypatch, args, stdin, message):
+        capsys, monkeypatch, install, args, stdin, message):
+    # A registry of the test's own: an unknown allocator imports the plugins a forced built-in
+    # backend deferred, and adds their backends to the registry that asked.
+    install(make_registry(environ=dict(os.environ)))
     status, out, err = call(capsys, monkeypatch, "hash", *args, stdin=stdin)
     assert status == 2
     assert out == ""

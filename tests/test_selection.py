@@ -18,6 +18,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import textwrap
 
 import pytest
 
@@ -25,7 +26,7 @@ import argonishche
 from argonishche import _cpu, _records, _registry, _selection, _selection_record
 from argonishche.exceptions import BackendError
 
-from support import make_registry, run_python, timings_where
+from support import make_registry, timings_where
 
 HERE = pathlib.Path(__file__).resolve().parent
 
@@ -69,8 +70,15 @@ def only_record(cache: pathlib.Path) -> pathlib.Path:
     return files[0]
 
 
-def multi_backend_registry(**environ):
-    reg = make_registry(environ=environ, installed=False)
+def without_settings(**environ) -> dict[str, str]:
+    """This process's environment without the ARGONISHCHE_* variables a tox env sets (a forced
+    backend, say), plus *environ*: for a child that must select as the default does."""
+    return {**{k: v for k, v in os.environ.items() if not k.startswith("ARGONISHCHE_")},
+            **environ}
+
+
+def multi_backend_registry(installed=False, **environ):
+    reg = make_registry(environ=environ, installed=installed)
     if len(reg.usable()) < 2:
         pytest.skip(f"only {usable_names(reg)} can run here: nothing is measured")
     return reg
@@ -114,7 +122,7 @@ def test_a_later_registry_reads_the_record_and_measures_nothing(cache, monkeypat
 
 
 def test_a_later_process_reads_the_record_and_measures_nothing(cache):
-    multi_backend_registry()
+    multi_backend_registry(installed=True)   # the backends a new process finds
     code = """
         import argonishche
         from argonishche import _registry, _selection
@@ -123,10 +131,8 @@ def test_a_later_process_reads_the_record_and_measures_nothing(cache):
         _selection.sample = refuse
         print(sorted({c.how for c in _registry.get().choices.values()}))
         """
-    # Without the plugins a tox env may have installed: the same backends as the record's.
-    out = run_python(code, ARGONISHCHE_DISABLE_BACKENDS="avx512")
-    if "avx512" not in {b.name for b in argonishche.backends()}:
-        out = run_python(code)
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                         text=True, timeout=120, env=without_settings())
     assert out.returncode == 0, out.stderr
     assert out.stdout.split("\n")[0] == "['remembered']", out.stdout + out.stderr
 
@@ -394,8 +400,7 @@ def test_info_says_how_and_why_each_algorithm_was_chosen():
     def info(**env):
         out = subprocess.run([sys.executable, "-m", "argonishche", "info", "--fast", "--json"],
                              capture_output=True, text=True, timeout=120,
-                             env={**{k: v for k, v in os.environ.items()
-                                     if not k.startswith("ARGONISHCHE_")}, **env})
+                             env=without_settings(**env))
         assert out.returncode == 0, out.stderr
         return json.loads(out.stdout)["selection"]
 
@@ -410,7 +415,8 @@ def test_info_says_how_and_why_each_algorithm_was_chosen():
     later = info()
     assert {c["how"] for c in later.values()} == {"remembered"}
     text = subprocess.run([sys.executable, "-m", "argonishche", "info", "--fast"],
-                          capture_output=True, text=True, timeout=120).stdout
+                          capture_output=True, text=True, timeout=120,
+                          env=without_settings()).stdout
     assert f"measured {later['argon2']['measured_at']}, remembered: " in text
     assert f"remembered in {later['argon2']['record']}" in text
     # The backend table says which is the ladder's pick, and which are selected.
