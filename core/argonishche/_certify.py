@@ -55,14 +55,16 @@ REFERENCE_MODULE = "argonishche_backends._ref"
 
 # ---- the checks -------------------------------------------------------------------------------
 
+
 def largest_lane() -> int:
     """The blocks of the largest lane the default :class:`~argonishche.Limits` admit: all of
     max_memory_cost (KiB, a block each) in one lane (parallelism 1).  References lie at most a
     whole memory away, so no hash within the default limits puts one farther from prev."""
-    from ._params import Limits  # here: _params is imported later in argonishche's start-up
+    from ._params import Limits  # here: only the full check needs it
 
     max_memory_cost = Limits().max_memory_cost
-    assert max_memory_cost is not None, "the default Limits bound memory_cost"
+    if max_memory_cost is None:  # not with these defaults: unbounded, the check needs a bound
+        raise RuntimeError("the default Limits do not bound memory_cost: no lane to certify")
     return max_memory_cost
 
 
