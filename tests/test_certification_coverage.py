@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import subprocess
 import sys
@@ -100,6 +101,41 @@ def test_the_lane_sized_check_touches_a_few_mib_and_takes_little_time():
     # ~2,300 placements: 1,100 blocks near each end (2.2 MiB) and a few pages per far one.
     assert out["grown_kib"] < 16 * 1024, out
     assert out["seconds"] < 5, out
+
+
+def _vm_flags(address: int) -> list[str]:
+    """The VmFlags of the mapping holding *address*, from /proc/self/smaps."""
+    flags, inside = None, False
+    with open("/proc/self/smaps") as smaps:
+        for line in smaps:
+            head = line.split()[0]
+            if "-" in head and ":" not in head:  # a mapping's first line: start-end perms ...
+                start, end = (int(x, 16) for x in head.split("-"))
+                inside = start <= address < end
+            elif inside and head == "VmFlags:":
+                flags = line.split()[1:]
+    assert flags is not None, f"no mapping holds {address:#x}"
+    return flags
+
+
+@pytest.mark.skipif(sys.platform != "linux" or os.uname().machine not in ("x86_64", "aarch64"),
+                    reason="smaps' VmFlags are Linux's; MAP_NORESERVE's value is known for "
+                           "x86_64 and aarch64 (other architectures may map without it)")
+def test_the_lane_sized_buffer_reserves_no_commit_charge():
+    # Without MAP_NORESERVE Linux charges the whole 4 GiB to the commit limit while it is mapped
+    # (Committed_AS), and its heuristic refuses it outright on a machine with less RAM and swap.
+    from argonishche._core import ffi
+
+    with _selftest.sparse_area(LANE * 1024) as area:
+        pointer = ffi.from_buffer(area)
+        try:
+            flags = _vm_flags(int(ffi.cast("uintptr_t", pointer)))
+        finally:
+            ffi.release(pointer)
+    assert "nr" in flags, flags           # swap space not reserved: no commit charge
+    assert "sh" not in flags, flags       # private, not a shared memory object
+    if (Path("/sys/kernel/mm/transparent_hugepage/enabled")).exists():
+        assert "nh" in flags, flags       # no 2 MiB huge page for each block touched
 
 
 def test_an_unmappable_buffer_is_a_check_that_could_not_run(ref, monkeypatch):

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import functools
 import mmap
+import os
+import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -125,6 +127,24 @@ def data(size: int) -> bytes:
     return ((0x243F6A8885A308D3 << (8 * size)) // 0xB7E151628AED2A6B).to_bytes(size, "big")
 
 
+#: Linux's MAP_NORESERVE on the architectures that take asm-generic/mman-common.h's value
+#: (powerpc, sparc, mips and alpha have their own), by os.uname().machine.
+_GENERIC_MAP_NORESERVE = 0x4000
+_GENERIC_MMAN_MACHINES = frozenset({"x86_64", "i386", "i686", "aarch64", "armv7l", "armv8l",
+                                    "riscv64", "s390x", "loongarch64"})
+
+
+def map_noreserve() -> int:
+    """MAP_NORESERVE, or 0 where it is unknown: the mmap module has it from Python 3.13 only,
+    so before that Linux's value is taken where it is the generic one."""
+    flag = getattr(mmap, "MAP_NORESERVE", None)
+    if isinstance(flag, int):
+        return flag
+    if sys.platform == "linux" and os.uname().machine in _GENERIC_MMAN_MACHINES:
+        return _GENERIC_MAP_NORESERVE
+    return 0
+
+
 def sparse_area(size: int) -> mmap.mmap:
     """An anonymous mapping of *size* bytes of which only the pages written will use memory.
 
@@ -136,7 +156,7 @@ def sparse_area(size: int) -> mmap.mmap:
     Raises OSError if the address space or the commit charge cannot be had.
     """
     if hasattr(mmap, "MAP_PRIVATE"):  # POSIX; the mmap module adds MAP_ANONYMOUS for -1
-        area = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | getattr(mmap, "MAP_NORESERVE", 0))
+        area = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | map_noreserve())
     else:
         area = mmap.mmap(-1, size)
     try:  # no 2 MiB huge page zeroed for each block touched
