@@ -102,32 +102,55 @@ def _finish(processes: dict[str, subprocess.Popen], what: str) -> None:
         assert process.returncode == 0, f"{what} for {bug!r} failed:\n{output}"
 
 
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory) -> dict[str, Path]:
-    """Bug class -> the directory its plugin wheel is installed in (built once per session)."""
+def build_and_install(bugs: dict[str, str], root: Path,
+                      entry_points: dict[str, str] | None = None) -> dict[str, Path]:
+    """Build tests/bad_plugins into a wheel per bug (its src/bug.h: *bugs*' value, its entry point
+    named by *entry_points*, else "bad") and pip install each into a directory of its own under
+    *root*; bug -> that directory.  Skips without a C compiler."""
     if shutil.which("cc") is None and shutil.which("gcc") is None:
         pytest.skip("no C compiler to build the deliberately broken plugins")
-    pytest.importorskip("argon2", reason="argon2-cffi gives the right hashes to compare with")
-    root = tmp_path_factory.mktemp("bad_plugins")
-    projects = {bug: root / f"project{i}" for i, bug in enumerate(BUGS)}
+    entry_points = entry_points or {}
+    projects = {bug: root / f"project{i}" for i, bug in enumerate(bugs)}
     for bug, project in projects.items():
         shutil.copytree(TEMPLATE, project, ignore=shutil.ignore_patterns(
             "build", "*.egg-info", "__pycache__", "ref.c", "bug.h"))
         shutil.copy(REF_SOURCE, project / "src" / "ref.c")
-        (project / "src" / "bug.h").write_text(BUGS[bug] + "\n")
-        if bug in ENTRY_POINT:
+        (project / "src" / "bug.h").write_text(bugs[bug] + "\n")
+        if bug in entry_points:
             pyproject = project / "pyproject.toml"
             pyproject.write_text(pyproject.read_text().replace(
                 'bad = "argonishche_bad_kernels"',
-                f'{ENTRY_POINT[bug]} = "argonishche_bad_kernels"'))
-    # The four builds, then the four installs, run at once: a wheel takes a few seconds.
+                f'{entry_points[bug]} = "argonishche_bad_kernels"'))
+    # The builds, then the installs, run at once: a wheel takes a few seconds.
     _finish({bug: _start("wheel", "--no-build-isolation", "--wheel-dir", project / "dist",
                          project) for bug, project in projects.items()}, "pip wheel")
-    sites = {bug: root / f"site{i}" for i, bug in enumerate(BUGS)}
+    sites = {bug: root / f"site{i}" for i, bug in enumerate(bugs)}
     _finish({bug: _start("install", "--target", sites[bug],
-                         *(projects[bug] / "dist").glob("*.whl")) for bug in BUGS},
+                         *(projects[bug] / "dist").glob("*.whl")) for bug in bugs},
             "pip install --target")
     return sites
+
+
+def run_with_plugin(site: Path, script: str, cache: Path, *args: str,
+                    **environ: str) -> dict:
+    """Run *script* (dedented) in a fresh interpreter that finds the plugin installed in *site*,
+    with *cache* as its cache directory (not the user's), none of the caller's ARGONISHCHE_*
+    settings and *environ*; what it printed, as JSON."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARGONISHCHE_")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))
+    env["XDG_CACHE_HOME"] = str(cache)
+    env.update(environ)
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(script), *args],
+                          capture_output=True, text=True, timeout=RUN_TIMEOUT, env=env)
+    assert done.returncode == 0, f"exit {done.returncode}:\n{done.stderr[-3000:]}"
+    return json.loads(done.stdout)
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> dict[str, Path]:
+    """Bug class -> the directory its plugin wheel is installed in (built once per session)."""
+    pytest.importorskip("argon2", reason="argon2-cffi gives the right hashes to compare with")
+    return build_and_install(BUGS, tmp_path_factory.mktemp("bad_plugins"), ENTRY_POINT)
 
 
 @pytest.fixture(scope="module")
@@ -137,15 +160,9 @@ def probe(installed, tmp_path_factory):
 
     def run(bug: str, certify: bool = False) -> dict:
         if (bug, certify) not in found:
-            env = {k: v for k, v in os.environ.items() if not k.startswith("ARGONISHCHE_")}
-            env["PYTHONPATH"] = os.pathsep.join(
-                filter(None, [str(installed[bug]), os.environ.get("PYTHONPATH")]))
-            env["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache"))  # not the user's
-            done = subprocess.run([sys.executable, "-c", textwrap.dedent(PROBE),
-                                   *(["--certify"] if certify else [])],
-                                  capture_output=True, text=True, timeout=RUN_TIMEOUT, env=env)
-            assert done.returncode == 0, done.stderr
-            found[bug, certify] = json.loads(done.stdout)
+            found[bug, certify] = run_with_plugin(
+                installed[bug], PROBE, tmp_path_factory.mktemp("cache"),
+                *(["--certify"] if certify else []))
         return found[bug, certify]
     return run
 
@@ -176,7 +193,7 @@ def test_run_over_8192_blocks_passes_the_quick_self_test_but_fails_certification
     # Certifying again gives the outcome remembered by the module file's hash.
     first, again = out["certify"]
     assert not first["passed"] and first["cached"] and again == first
-    assert first["failures"][0] == ("BLAKE2b F over a run of 8193 blocks (and 2 more of 82 run "
+    assert first["failures"][0] == ("BLAKE2b F over a run of 8193 blocks (and 4 more of 84 run "
                                     "lengths) in one call")
     assert out["is_certified"] is False and out["records"] == 1
 
@@ -207,15 +224,8 @@ OUTCOME = """
 def outcome(installed, tmp_path_factory):
     """Run OUTCOME with one plugin installed and *environ* set; its findings as a dict."""
     def run(bug: str, **environ: str) -> dict:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("ARGONISHCHE_")}
-        env["PYTHONPATH"] = os.pathsep.join(
-            filter(None, [str(installed[bug]), os.environ.get("PYTHONPATH")]))
-        env["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache"))
-        env.update(environ)
-        done = subprocess.run([sys.executable, "-c", textwrap.dedent(OUTCOME)],
-                              capture_output=True, text=True, timeout=RUN_TIMEOUT, env=env)
-        assert done.returncode == 0, f"exit {done.returncode}:\n{done.stderr[-3000:]}"
-        return json.loads(done.stdout)
+        return run_with_plugin(installed[bug], OUTCOME, tmp_path_factory.mktemp("cache"),
+                               **environ)
     return run
 
 

@@ -6,14 +6,19 @@ the outcome by the file's SHA-256 in a per-user cache directory (:func:`cache_di
 of the quick self-test with every known-answer vector it checks, each for a bug class that the
 quick checks cannot afford to reach:
 
-* G's placement check (see _selftest) over 64 MiB: ref at every distance up to 1,100 blocks
-  behind and ahead of prev, then at powers of two up to 65,536 blocks (a 64 MiB lane): kernels
-  that go wrong beyond some distance, or only within a window of distances;
-* BLAKE2b against hashlib: runs of 0 to 70 blocks and of 8,191 to 24,577 blocks in one call to F,
-  and 3 MiB messages in one update and in uneven pieces, keyed, salted and personalised, and as a
-  tree's last node (every parameter-block field, F's f1 word): kernels with their own path for
-  long runs (one was wrong for a run of more than 8,192 blocks, which only a message over 1 MiB
-  makes);
+* G's placement check (see _selftest) across the largest lane the default Limits admit (4 GiB in
+  one lane: 4,194,304 blocks), so every distance a hash within them can put between ref and prev:
+  ref at every distance up to 1,100 blocks behind and ahead of prev, then at the powers of two and
+  their neighbours, up to the lane's far end: kernels that go wrong beyond some distance, or only
+  within a window of distances.  The buffer is one sparse mapping of the lane's size, of which
+  only the pages of the blocks placed are touched (about 2 MiB);
+* BLAKE2b against hashlib: runs of 0 to 70 blocks and of 8,191 to 24,577 blocks, and 3 MiB
+  messages in one update and in uneven pieces, keyed, salted and personalised, and as a tree's
+  last node (every parameter-block field, F's f1 word): kernels with their own path for long runs
+  (one was wrong for a run of more than 8,192 blocks, which only a message over 1 MiB makes).
+  F is never called with more than 16384 blocks (ARGONISHCHE_BLAKE2B_MAX_RUN, 2 MiB): the core
+  splits a longer run, and the runs checked include exactly that many and one more, so no input
+  makes a longer run than certification checked;
 * Argon2 against ref's kernels through the driver, every type and version, 1 to 4 lanes on as many
   threads, 1 to 4 MiB: G on the references real hashes make, far ones included, and kernels that
   are not safe to call from several threads at once;
@@ -50,15 +55,42 @@ REFERENCE_MODULE = "argonishche_backends._ref"
 
 # ---- the checks -------------------------------------------------------------------------------
 
-#: Distances (blocks) of ref behind and ahead of prev for the full placement check: every one up to
-#: 1,100 (past the 100 and 300 where real kernels failed, and a KiB-sized window's edges), then the
-#: powers of two and their neighbours up to a 64 MiB lane.
-FULL_DISTANCES = (*range(2, 1101), *sorted({d for k in range(11, 17)
-                                            for d in (2**k - 1, 2**k, 2**k + 1)}))
 
-#: Runs of blocks the core passes to F in one call: short ones, and around the 8,192 beyond which
-#: a kernel failed (a message of more than 1 MiB), up to 3 MiB.
-BLAKE2B_RUNS = tuple(range(0, 71)) + (127, 128, 129, 1023, 1024, 1025, 8191, 8192, 8193, 16384,
+def largest_lane() -> int:
+    """The blocks of the largest lane the default :class:`~argonishche.Limits` admit: all of
+    max_memory_cost (KiB, a block each) in one lane (parallelism 1).  References lie at most a
+    whole memory away, so no hash within the default limits puts one farther from prev."""
+    from ._params import Limits  # here: only the full check needs it
+
+    max_memory_cost = Limits().max_memory_cost
+    if max_memory_cost is None:  # not with these defaults: unbounded, the check needs a bound
+        raise RuntimeError("the default Limits do not bound memory_cost: no lane to certify")
+    return max_memory_cost
+
+
+def _far_distances(farthest: int) -> list[int]:
+    """Every distance up to 1,100 blocks (past the 100 and 300 where real kernels failed, and a
+    KiB-sized window's edges), then the powers of two from 2,048 and their neighbours, then
+    *farthest* itself: none beyond it."""
+    powers = {d for k in range(11, farthest.bit_length() + 1) for d in (2**k - 1, 2**k, 2**k + 1)}
+    return sorted({*range(2, 1101), *(d for d in powers if d <= farthest), farthest})
+
+
+@functools.lru_cache(maxsize=1)
+def full_distances() -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(behind, ahead): the distances (blocks) of ref from prev for the full placement check,
+    as far as a lane of :func:`largest_lane` blocks reaches: n - 2 behind prev, n - 1 ahead."""
+    lane = largest_lane()
+    return tuple(_far_distances(lane - 2)), tuple(_far_distances(lane - 1))
+
+
+#: Runs of blocks the core passes to F in one call: short ones, around the 8,192 beyond which a
+#: kernel failed (a message of more than 1 MiB), and the longest the core ever passes,
+#: ARGONISHCHE_BLAKE2B_MAX_RUN (a longer run is split: F is never called with more than that
+#: many blocks), and one more, which the core splits into that and 1.
+BLAKE2B_MAX_RUN = int(lib.ARGONISHCHE_BLAKE2B_MAX_RUN)
+BLAKE2B_RUNS = tuple(range(0, 71)) + (127, 128, 129, 1023, 1024, 1025, 8191, 8192, 8193,
+                                      BLAKE2B_MAX_RUN - 1, BLAKE2B_MAX_RUN, BLAKE2B_MAX_RUN + 1,
                                       24577)
 
 #: Argon2 shapes (memory_cost KiB, time_cost, lanes) compared with ref, for every type and version.
@@ -83,8 +115,9 @@ KNOWN_ANSWER_INPUTS = dict(password=b"argonishche certification", salt=b"far ref
 @functools.lru_cache(maxsize=1)
 def full_placements() -> list[tuple[str, int, int, int]]:
     """The full placement check's placements (made on first use: importing this module is part
-    of argonishche's start-up)."""
-    return _selftest.placements(FULL_DISTANCES, FULL_DISTANCES)
+    of argonishche's start-up): ref at every distance from prev a hash within the default limits
+    can put it, in one buffer of the largest lane's size, of which a few MiB are touched."""
+    return _selftest.placements(*full_distances())
 
 
 def reference_table() -> CData:
@@ -198,7 +231,7 @@ def failures(table: CData, reference: CData | None = None) -> list[str]:
     """
     reference = reference_table() if reference is None else reference
     return (_selftest.run(table, full=True)
-            + _selftest.placement_failures(table, full_placements())
+            + _selftest.placement_failures(table, full_placements(), raise_if_unmapped=True)
             + blake2b_failures(table) + argon2_failures(table, reference))
 
 

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import functools
 import mmap
+import os
+import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -88,7 +90,9 @@ def known_answer_failures(table: CData, *, full: bool = False) -> list[str]:
 # placement must give the anchor's result, for both values of xor_into_next (the two paths of a
 # typical kernel).  A kernel that is wrong beyond any distance up to the farthest one checked is
 # caught there; the powers of two and their neighbours find windows.  The buffer is one anonymous
-# mapping: only the pages holding the blocks used are touched, so 8 MiB costs a few page faults.
+# mapping, private and (where the OS has the flag) not reserved: only the pages holding the
+# blocks used are ever touched, so certification's 4 GiB buffer (the largest lane) costs a few
+# hundred page faults and commits no more memory than they do.
 
 #: How far behind prev (in blocks) the reference lies in the quick check: as in the same lane, or
 #: the previous pass over a later part of it.  100 and 300 are where real kernels went wrong.
@@ -100,8 +104,12 @@ AHEAD = (2, 3, 101, 301, 8191)
 
 def placements(behind: Sequence[int], ahead: Sequence[int]) -> list[tuple[str, int, int, int]]:
     """(what, prev, ref, next) block indices: the anchor first, then ref *behind* and *ahead* of
-    prev, and a lane's first block (next far below prev, which is the lane's last block)."""
-    top = max((*behind, *ahead, 1)) + 1  # prev when the reference lies behind it
+    prev, and a lane's first block (next far below prev, which is near the lane's last block).
+
+    The indices span max(behind) + 2 and max(ahead) + 1 blocks, as in a lane of that many: the
+    farthest a reference lies behind prev in a lane of n blocks is n - 2 (prev is next - 1), the
+    farthest ahead n - 1."""
+    top = max((*behind, *(d - 1 for d in ahead), 2))  # prev when the reference lies behind it
     return ([("1 block behind prev", top, top - 1, top + 1)]
             + [(f"{d} blocks behind prev", top, top - d, top + 1) for d in behind]
             + [(f"{d} blocks ahead of prev", 0, d, 1) for d in ahead]
@@ -119,28 +127,69 @@ def data(size: int) -> bytes:
     return ((0x243F6A8885A308D3 << (8 * size)) // 0xB7E151628AED2A6B).to_bytes(size, "big")
 
 
-def placement_failures(table: CData, where: Sequence[tuple[str, int, int, int]] = QUICK_PLACEMENTS
-                       ) -> list[str]:
+#: Linux's MAP_NORESERVE on the architectures that take asm-generic/mman-common.h's value
+#: (powerpc, sparc, mips and alpha have their own), by os.uname().machine.
+_GENERIC_MAP_NORESERVE = 0x4000
+_GENERIC_MMAN_MACHINES = frozenset({"x86_64", "i386", "i686", "aarch64", "armv7l", "armv8l",
+                                    "riscv64", "s390x", "loongarch64"})
+
+
+def map_noreserve() -> int:
+    """MAP_NORESERVE, or 0 where it is unknown: the mmap module has it from Python 3.13 only,
+    so before that Linux's value is taken where it is the generic one."""
+    flag = getattr(mmap, "MAP_NORESERVE", None)
+    if isinstance(flag, int):
+        return flag
+    if sys.platform == "linux" and os.uname().machine in _GENERIC_MMAN_MACHINES:
+        return _GENERIC_MAP_NORESERVE
+    return 0
+
+
+def sparse_area(size: int) -> mmap.mmap:
+    """An anonymous mapping of *size* bytes of which only the pages written will use memory.
+
+    POSIX: private, and MAP_NORESERVE where the OS has it, so that a 4 GiB mapping asks for no
+    commit charge (Linux's heuristic overcommit refuses a single mapping larger than RAM and swap
+    without it; strict overcommit charges it whole all the same, and may refuse it).  Windows:
+    a section backed by the paging file, committed whole (it counts against the commit limit) but
+    given physical pages only where written.  Page-aligned, so every block is 64-byte aligned.
+    Raises OSError if the address space or the commit charge cannot be had.
+    """
+    if hasattr(mmap, "MAP_PRIVATE"):  # POSIX; the mmap module adds MAP_ANONYMOUS for -1
+        area = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | map_noreserve())
+    else:
+        area = mmap.mmap(-1, size)
+    try:  # no 2 MiB huge page zeroed for each block touched
+        area.madvise(mmap.MADV_NOHUGEPAGE)
+    except (AttributeError, OSError):  # not Linux, or a kernel without huge pages
+        pass
+    return area
+
+
+def placement_failures(table: CData, where: Sequence[tuple[str, int, int, int]] = QUICK_PLACEMENTS,
+                       *, raise_if_unmapped: bool = False) -> list[str]:
     """G on the same three blocks (prev, ref, the old next) at each of the placements *where*,
     which must all give the first one's result; a line per xor_into_next value for which some do
     not (one line if both fail at the same placements), naming the first wrong placement.
 
     :param where: (what, prev, ref, next) block indices in one 64-byte aligned buffer, from
-        :func:`placements`; the buffer spans the largest index.
+        :func:`placements`; the buffer spans the largest index, and only the pages of the blocks
+        placed are touched (:func:`sparse_area`).
+    :param raise_if_unmapped: raise MemoryError if the buffer cannot be mapped (certification: a
+        check that could not run is not remembered), instead of returning a failure line.
     """
     contents = data(3 * BLOCK)
     prev_in, ref_in, next_in = (contents[i * BLOCK:(i + 1) * BLOCK] for i in range(3))
     size = BLOCK * (1 + max(max(placement[1:]) for placement in where))
     wrong: dict[int, list[str]] = {0: [], 1: []}  # xor_into_next -> where it was wrong
     try:
-        area = mmap.mmap(-1, size)  # page-aligned, so every block is 64-byte aligned
+        area = sparse_area(size)
     except OSError as exc:  # no address space for it: unchecked, so not trusted
-        return [f"Argon2 G placement check not run: cannot map {size >> 20} MiB ({exc})"]
+        what = f"Argon2 G placement check not run: cannot map {size >> 20} MiB ({exc})"
+        if raise_if_unmapped:
+            raise MemoryError(what) from exc
+        return [what]
     with area:
-        try:  # no 2 MiB huge page zeroed for each block touched
-            area.madvise(mmap.MADV_NOHUGEPAGE)
-        except (AttributeError, OSError):  # not Linux, or a kernel without huge pages
-            pass
         pointer = ffi.from_buffer(area)
         try:
             blocks = ffi.cast("argonishche_block *", pointer)

@@ -61,7 +61,12 @@ typedef struct argonishche_block {
  * The core passes several blocks only with increment 128 and both flags 0, and the last block
  * of a message alone, with its own byte count as increment: so a kernel may keep h in registers
  * across a run of full blocks.
+ * F is never called with more than ARGONISHCHE_BLAKE2B_MAX_RUN blocks: the core splits a longer
+ * run into calls of at most that many.  Certification runs F over exactly that many blocks (and
+ * one more, split), so no run a user's input makes is longer than one certification checked: a
+ * kernel wrong only for longer runs is never reached.
  */
+#define ARGONISHCHE_BLAKE2B_MAX_RUN 16384 /* blocks: 2 MiB; see above */
 typedef void (*argonishche_blake2b_compress_fn)(uint64_t h[8], uint64_t t[2],
                                                 const uint8_t *blocks, size_t nblocks,
                                                 uint64_t increment, uint64_t final_flag,
