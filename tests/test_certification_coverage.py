@@ -163,7 +163,8 @@ def test_the_longest_run_is_the_headers_and_certification_checks_it_and_one_more
     assert f"F is never called with more than {MAX_RUN} blocks" in " ".join(
         _certify.__doc__.split())
     plugins = Path(__file__).resolve().parent.parent / "PLUGINS.md"
-    assert f"F is never called with more than\n{MAX_RUN:,} blocks" in plugins.read_text()
+    assert f"F is never called with more than {MAX_RUN:,} blocks" in " ".join(
+        plugins.read_text().split())  # wherever the paragraph's lines break
 
 
 def _runs_seen(ref, message: bytes, pieces: int = 1) -> list[int]:
