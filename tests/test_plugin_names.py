@@ -269,3 +269,125 @@ def test_a_third_party_entry_point_named_like_any_builtin_is_refused(row):
         reg = make_registry(ep)
     assert not ep.loaded
     assert all(b.builtin and b.description != "impostor" for b in reg.report())
+
+
+# ---- a real squatter: two wheels installed with pip, a fresh interpreter --------------------
+
+PLUGIN_MODULE = '''
+from argonishche import Backend, hookimpl
+
+
+@hookimpl
+def argonishche_register_backends(register):
+    register(Backend(name="scalar2", description="{package}", priority=50,
+                     kernel_module="{package}._kernels"))
+'''
+# ref's compiled kernels behind a module of the plugin's own: right, and importable only if
+# the registry goes as far as checking the backend.
+SHIM_MODULE = "from argonishche_backends._ref import ffi, lib  # noqa: F401\n"
+PYPROJECT = '''
+[build-system]
+requires = ["setuptools>=77.0.3"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "{dist}"
+version = "{version}"
+
+[project.entry-points.argonishche]
+{entry_point} = "{package}"
+
+[tool.setuptools]
+packages = ["{package}"]
+'''
+REPORT = """
+    import json, sys, warnings
+    import argonishche
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        backends = [[b.name, b.state, b.reason, b.distribution] for b in argonishche.backends()
+                    if b.name == "scalar2"]
+    try:
+        selected = argonishche.selected_backend("argon2")
+    except argonishche.ArgonishcheError as exc:
+        selected = f"{type(exc).__name__}: {exc}"
+    print(json.dumps(dict(
+        backends=backends, selected=selected,
+        warnings=[str(w.message) for w in caught],
+        plugins=[[p.name, p.distribution, p.state] for p in argonishche.plugins()],
+        imported=sorted(m for m in sys.modules if m.endswith("._kernels")
+                        and not m.startswith("argonishche")))))
+"""
+
+
+@pytest.fixture(scope="module")
+def squatted(tmp_path_factory):
+    """A site directory with the real scalar2 plugin and a squatter whose entry point sorts
+    first, both built as wheels and installed with pip."""
+    import subprocess
+
+    def pip(*args):
+        done = subprocess.run([sys.executable, "-m", "pip", *map(str, args), "--no-deps",
+                               "--no-cache-dir", "--disable-pip-version-check", "--quiet"],
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+    root = tmp_path_factory.mktemp("squatted")
+    site = root / "site"
+    wheels = root / "wheels"
+    for dist, version, entry_point, package in [("squatter-kernels", "0.1", "aaa",
+                                                 "squatter_kernels"),
+                                                ("scalar2-kernels", "1.0", "scalar2",
+                                                 "scalar2_kernels")]:
+        project = root / dist
+        (project / package).mkdir(parents=True)
+        (project / "pyproject.toml").write_text(PYPROJECT.format(
+            dist=dist, version=version, entry_point=entry_point, package=package))
+        (project / package / "__init__.py").write_text(PLUGIN_MODULE.format(package=package))
+        (project / package / "_kernels.py").write_text(SHIM_MODULE)
+        pip("wheel", "--no-build-isolation", "--wheel-dir", wheels, project)
+    pip("install", "--target", site, *wheels.glob("*.whl"))
+
+    def run(**environ):
+        import json
+        import os
+        import textwrap
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ARGONISHCHE_")}
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site),
+                                                          os.environ.get("PYTHONPATH")]))
+        env["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache"))
+        env.update(environ)
+        done = subprocess.run([sys.executable, "-c", textwrap.dedent(REPORT)], env=env,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+    return run
+
+
+def test_an_installed_squatter_gets_neither_itself_nor_the_real_plugin_the_name(squatted):
+    out = squatted()
+    assert sorted((state, dist) for _, state, _, dist in out["backends"]) == [
+        ("name-conflict", "scalar2-kernels 1.0"), ("name-conflict", "squatter-kernels 0.1")]
+    assert out["imported"] == []  # neither kernel module was imported
+    (warning,) = [w for w in out["warnings"] if "registered by" in w]
+    assert "plugin 'aaa' from squatter-kernels 0.1" in warning
+    assert "plugin 'scalar2' from scalar2-kernels 1.0" in warning
+    assert out["selected"] != "scalar2"
+
+
+def test_an_installed_squatter_blocked_leaves_the_real_plugin_its_name(squatted):
+    out = squatted(ARGONISHCHE_DISABLE_BACKENDS="squatter-kernels",
+                   ARGONISHCHE_BACKEND="scalar2")
+    assert [(state, dist) for _, state, _, dist in out["backends"]] == [
+        ("selected", "scalar2-kernels 1.0")]
+    assert out["selected"] == "scalar2"
+    assert out["imported"] == ["scalar2_kernels._kernels"]
+    assert ["aaa", "squatter-kernels 0.1", "blocked"] in out["plugins"]
+
+
+def test_forcing_a_squatted_name_says_who_registers_it(squatted):
+    out = squatted(ARGONISHCHE_BACKEND="scalar2")
+    assert out["selected"].startswith("BackendError: ARGONISHCHE_BACKEND=scalar2 cannot be used: "
+                                      "it is in a name conflict, registered by plugin 'aaa' "
+                                      "from squatter-kernels 0.1 and plugin 'scalar2' from "
+                                      "scalar2-kernels 1.0")
+    assert out["imported"] == []
