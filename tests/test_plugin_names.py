@@ -238,7 +238,8 @@ def test_builtin_backends_are_loaded_through_their_entry_points():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         reg = _registry.Registry(environ={}, plugin_entry_points=fakes)
-    assert all(ep.loaded for ep in fakes)
+    built = {row.name for row in BUILTIN_BACKENDS}
+    assert {ep.name for ep in fakes if ep.loaded} == built  # other architectures': not needed
     assert {b.name for b in reg.report()} == {row.name for row in BUILTIN_BACKENDS}
 
 
