@@ -21,12 +21,15 @@ import argonishche
 
 ROOT = Path(__file__).resolve().parents[1]
 PLUGIN = ROOT / "plugins" / "argonishche-avx512"
-PROJECTS = {"argonishche": ROOT, "argonishche-avx512": PLUGIN}
+EXAMPLE = ROOT / "plugins" / "argonishche-example"
+PROJECTS = {"argonishche": ROOT, "argonishche-avx512": PLUGIN, "argonishche-example": EXAMPLE}
 #: The one place each project's version is written: what setuptools reads, and its file.
 VERSION_SOURCES = {
     "argonishche": ("argonishche._version.__version__", ROOT / "core/argonishche/_version.py"),
     "argonishche-avx512": ("argonishche_avx512.__version__",
                            PLUGIN / "argonishche_avx512/__init__.py"),
+    "argonishche-example": ("argonishche_example.__version__",
+                            EXAMPLE / "argonishche_example/__init__.py"),
 }
 
 #: Modules whose public names (all of them, or ``__all__``) must be annotated.

@@ -20,9 +20,12 @@ module file (far references, BLAKE2b runs over 8,192 blocks, Argon2 of several M
 from what the registry reports, for tests that check the selection on any CPU: which kernel is
 fastest differs between CPUs, so no test may assume the priority ladder's order.
 
-``ARGONISHCHE_REQUIRE_BACKENDS=a,b`` (or ``all``) names backends that must be usable:
-:func:`usable_or_skip` fails for them instead of skipping, so that a run on an emulated CPU
-cannot pass by skipping what it was meant to prove.
+:func:`usable_or_skip` fails the calling test for a backend argonishche refused (it failed to
+load, its self-test or its certification) or that no plugin registered, and skips it only where
+this CPU lacks a feature it declares or the user blocked it: a plugin's CI must not go green on
+a kernel users never get.  ``ARGONISHCHE_REQUIRE_BACKENDS=a,b`` (or ``all``) names backends
+that must be usable: their skips become failures too, so that a run on an emulated CPU cannot
+pass by skipping what it was meant to prove.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ import hashlib
 import random
 from typing import Any
 
-from . import _certify, _registry, _selftest, _settings
+from . import _certify, _discovery, _registry, _selftest, _settings
 from ._core import ffi
 from ._argon2 import argon2_hash
 from ._blake2 import blake2b
@@ -90,6 +93,12 @@ def blake2b_failures(backend: str, case: dict[str, Any]) -> list[str]:
 
 REQUIRE_ENV = "ARGONISHCHE_REQUIRE_BACKENDS"
 USABLE_STATES = _registry.USABLE_STATES
+#: Unusable for a reason that is not the backend's fault: this CPU lacks a feature it declares,
+#: or the user blocked it.  Every other unusable state says the backend is broken.
+SKIPPABLE_STATES = (_discovery.UNSUPPORTED_CPU, _discovery.BLOCKED)
+#: A plugin never imported, so its backends are not registered: blocked by the user, or
+#: deferred while ``ARGONISHCHE_BACKEND`` forces a built-in.
+SKIPPABLE_PLUGIN_STATES = (_discovery.PLUGIN_BLOCKED, _discovery.PLUGIN_DEFERRED)
 
 
 def required_backends() -> set[str]:
@@ -101,17 +110,54 @@ def required_backends() -> set[str]:
 
 
 def usable_or_skip(name: str) -> None:
-    """Skip the calling pytest test if backend *name* cannot run here, saying why; fail instead
-    if ``ARGONISHCHE_REQUIRE_BACKENDS`` requires it."""
+    """Return if backend *name* can run here; skip the calling pytest test only where it cannot
+    for a reason that is not the backend's fault; fail it everywhere else.
+
+    - usable (``selected``, ``available``): returns;
+    - ``unsupported-cpu`` (this CPU lacks a declared feature) or ``blocked`` (by
+      ``ARGONISHCHE_DISABLE_BACKENDS``, the backend or its plugin), and a plugin not imported
+      because ``ARGONISHCHE_BACKEND`` forces a built-in: a skip saying why;
+    - every other state (``load-failed``, ``selftest-failed``, ``certification-failed``, and any
+      state a later argonishche adds): a failure with the state and the reason.  A kernel that
+      argonishche refuses is a kernel users never get, so its tests must not pass;
+    - not registered at all: a failure naming the plugins that failed to load, if any (the
+      plugin is not installed, or failed to import or to register).
+
+    ``ARGONISHCHE_REQUIRE_BACKENDS`` turns the skips into failures for the backends it names.
+    """
     import pytest
 
-    info = next((b for b in _registry.get().report() if b.name == name), None)
-    if info is None or info.state not in USABLE_STATES:
-        why = "not registered" if info is None else f"{info.state}: {info.reason}"
-        message = f"backend {name} is {why}"
-        if name in required_backends():
-            pytest.fail(f"{message} (required by {REQUIRE_ENV})")
-        pytest.skip(message)
+    registry = _registry.get()
+    info = next((b for b in registry.report() if b.name == name), None)
+    if info is not None and info.state in USABLE_STATES:
+        return
+    if info is None:
+        skippable, message = _not_registered(registry, name)
+    else:
+        skippable = info.state in SKIPPABLE_STATES
+        message = f"backend {name} is {info.state}: {info.reason}"
+    if not skippable:
+        pytest.fail(message, pytrace=False)
+    if name in required_backends():
+        pytest.fail(f"{message} (required by {REQUIRE_ENV})", pytrace=False)
+    pytest.skip(message)
+
+
+def _not_registered(registry: _registry.Registry, name: str) -> tuple[bool, str]:
+    """Why no backend *name* is registered: (whether that is a skip, the message)."""
+    plugins = registry.plugins
+    own = [p for p in plugins if p.name.lower() == name]  # the entry point named after it
+    if own and own[0].state in SKIPPABLE_PLUGIN_STATES:
+        return True, f"backend {name} is not registered: plugin {own[0].name!r} from " \
+                     f"{own[0].distribution} is {own[0].state}: {own[0].reason}"
+    failed = [p for p in plugins if p.state == _discovery.PLUGIN_FAILED]
+    if failed:
+        because = "; ".join(f"plugin {p.name!r} from {p.distribution}: {p.reason}"
+                            for p in failed)
+        return False, f"backend {name} is not registered, and plugins failed: {because}"
+    return False, (f"backend {name} is not registered: no installed plugin registers it (is "
+                   f"its distribution installed in this environment? `python -m argonishche "
+                   f"info` lists the plugins and backends found)")
 
 
 def expected_backend(algorithm: str) -> str:
