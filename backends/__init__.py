@@ -1,10 +1,11 @@
 """argonishche's built-in kernel backends: one plugin object per row of :mod:`.table`.
 
-Each object's hook registers one descriptor, as a third-party plugin's does; the registry
-registers the rows built for this machine (``table.BUILTIN_BACKENDS``) first and directly (their
-entry points in pyproject.toml, one per backend, are what other tools see).  Every row has an
-entry point and so a module attribute on every architecture, but a row not built here registers
-nothing: its entry point loads, and no backend appears whose module the wheel does not have.
+Each object's hook registers one descriptor, as a third-party plugin's does.  The registry
+loads the rows built for this machine (``table.BUILTIN_BACKENDS``) through their entry points in
+pyproject.toml, one per backend, before any other plugin, and takes a built-in name only from
+argonishche's own distribution.  Every row has an entry point and so a module attribute on every
+architecture, but a row not built here registers nothing (and the registry does not load it):
+no backend appears whose module the wheel does not have.
 Importing this module imports no compiled code; the registry imports a backend's ``_<name>``
 module only after the CPU gate has passed.
 """

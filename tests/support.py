@@ -156,7 +156,13 @@ def allocator_plugin(*allocators):
 
 
 def builtin_entry_points():
+    """Every installed ``argonishche`` entry point: argonishche's own and any plugin's."""
     return list(entry_points(group="argonishche"))
+
+
+def own_entry_points():
+    """argonishche's own entry points, through which the registry loads the built-in backends."""
+    return [ep for ep in builtin_entry_points() if ep.dist.name.lower() == "argonishche"]
 
 
 def timings_where(winners, ordinary=200.0):
@@ -170,9 +176,9 @@ def timings_where(winners, ordinary=200.0):
 
 
 def make_registry(*extra, environ=None, installed=True):
-    """A registry of the built-ins (always registered), the installed plugins (unless not
-    *installed*) and *extra* fake ones."""
-    eps = (builtin_entry_points() if installed else []) + list(extra)
+    """A registry of the built-ins (always registered, through argonishche's own entry points),
+    the installed plugins (unless not *installed*) and *extra* fake ones."""
+    eps = (builtin_entry_points() if installed else own_entry_points()) + list(extra)
     return _registry.Registry(environ=environ or {}, plugin_entry_points=eps)
 
 

@@ -212,7 +212,7 @@ OUTCOME = """
                                                 argon2.low_level.Type.ID, 0x13)
     print(json.dumps(dict(
         backends={b.name: [b.state, b.reason, b.distribution] for b in argonishche.backends()},
-        plugins=[list(p) for p in _registry.get().plugins],
+        plugins=[[p.name, p.distribution, p.state, p.reason] for p in argonishche.plugins()],
         imported="argonishche_bad_kernels" in sys.modules,
         selected=argonishche.selected_backend("argon2"),
         argon2_right=argonishche.argon2_hash(password, salt, type="id", time_cost=1,

@@ -35,6 +35,7 @@ from .exceptions import (
 from .hookspecs import Allocator, Backend, hookimpl
 from ._params import Argon2Params, Limits, Type
 from ._registry import BackendInfo
+from ._discovery import PluginInfo
 from ._version import __version__ as __version__
 from ._core import lib as _lib
 
@@ -88,8 +89,17 @@ def __dir__() -> list[str]:
 
 
 def backends() -> list[BackendInfo]:
-    """One record per registered backend (and per plugin that failed), best first."""
+    """One record per registered backend, best first: usable or not, with its state and the
+    reason (a backend two distributions register appears twice, both ``name-conflict``).  A
+    plugin that failed before registering any backend is in :func:`plugins`, not here."""
     return _registry.get().report()
+
+
+def plugins() -> list[PluginInfo]:
+    """One record per plugin: every ``argonishche`` entry point (the built-in backends' too)
+    and the built-in allocators, with what became of it (``loaded``, ``blocked``, ``failed``
+    or ``deferred``) and why."""
+    return list(_registry.get().plugins)
 
 
 def selected_backend(algorithm: str = "argon2") -> str:
@@ -125,9 +135,9 @@ def memory_size(memory_cost: int, parallelism: int = 1) -> int:
 __all__ = [
     "Argon2Params", "ArgonishcheError", "ArgonishcheMemoryError", "Backend", "BackendError",
     "BackendInfo", "HashingError", "InvalidHashError", "LimitExceededError", "Limits",
-    "ParameterError", "ParameterOverflowError", "ParameterTypeError", "SettingError",
+    "ParameterError", "ParameterOverflowError", "ParameterTypeError", "PluginInfo", "SettingError",
     "UnsupportedParametersError", "PasswordHasher", "Type", "VerificationError",
     "VerifyMismatchError", "argon2_hash", "argon2_hash_encoded", "argon2_verify", "backends",
     "blake2b", "calibrate", "hash_many", "hookimpl", "KERNEL_ABI", "memory_size",
-    "selected_backend", "trim_memory", "Allocator",  # noqa: RUF022
+    "plugins", "selected_backend", "trim_memory", "Allocator",  # noqa: RUF022
 ]

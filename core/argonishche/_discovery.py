@@ -1,10 +1,13 @@
 """Discovery: which plugins exist, which are blocked, and what each one registers.
 
-1. The built-ins are registered first and directly: the allocators, then the backends of
-   ``argonishche_backends`` (their entry points, argonishche's own, are not walked).  No setting
-   and no other distribution can remove or replace them: a third-party entry point named like a
-   built-in backend is refused before it is imported, and a backend registered under a built-in
-   name is refused (the built-in came first).
+1. The built-ins are registered first: the allocators (directly), then the backends, each
+   through argonishche's own entry point (``ref = argonishche_backends:ref``), loaded and
+   registered with pluggy like every plugin's.  A built-in name is accepted only from the
+   ``argonishche`` distribution: a third-party entry point named like a built-in backend is
+   refused before it is imported, and a third-party backend registered under a built-in name is
+   refused, whether or not that backend is built for this machine.  Without argonishche's own
+   entry points (a broken install, a source tree without dist-info) the built-ins are registered
+   directly, with a RuntimeWarning saying so.
 2. The other ``argonishche`` entry points are walked in name order.  One named in
    ``ARGONISHCHE_DISABLE_BACKENDS``, by its entry-point name (by convention a backend plugin's is
    its backend's name) or by its distribution's name, is blocked *before* it is imported.  A
@@ -13,6 +16,11 @@
    the library down.
 3. Each backend a plugin registers becomes a :class:`BackendEntry`; one named in
    ``ARGONISHCHE_DISABLE_BACKENDS`` is kept as ``blocked`` and its kernels are never imported.
+   A backend name registered by two distributions is a ``name-conflict``: both are refused,
+   neither's kernels are imported, and one RuntimeWarning names both (the order of entry-point
+   names must not decide who gets ``backend='x'``: a squatter would only need a name that sorts
+   first).  Blocking one of them by its entry-point or distribution name keeps it from being
+   imported, so no conflict remains.
 4. With a built-in backend forced (``ARGONISHCHE_BACKEND=avx2``), no plugin can provide the
    backend, so none is imported at start-up: a slow or broken plugin costs nothing.  They are
    ``deferred``, and imported by :func:`load_deferred` if an allocator that one of them may
@@ -23,8 +31,10 @@ Nothing here imports or runs a kernel module: that is :mod:`argonishche._backend
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterable
-from typing import Any, NamedTuple
+from dataclasses import dataclass
+from typing import Any
 
 import pluggy
 
@@ -42,9 +52,10 @@ BLOCKED = "blocked"
 LOAD_FAILED = "load-failed"
 SELFTEST_FAILED = "selftest-failed"
 CERTIFICATION_FAILED = "certification-failed"
+NAME_CONFLICT = "name-conflict"
 USABLE_STATES = (SELECTED, AVAILABLE)
 
-# Plugin states, as ``info`` reports them.
+# Plugin states, as ``plugins()`` and ``info`` report them.
 PLUGIN_LOADED = "loaded"
 PLUGIN_BLOCKED = "blocked"
 PLUGIN_FAILED = "failed"
@@ -54,18 +65,22 @@ PLUGIN_DEFERRED = "deferred"
 BUILTIN_DISTRIBUTION = "argonishche"
 #: The plugin name of the built-in allocators, which are registered directly.
 BUILTIN_ALLOCATORS = "builtin-allocators"
+#: The module behind argonishche's own backend entry points (``argonishche_backends:<name>``).
+BUILTIN_BACKENDS_MODULE = "argonishche_backends"
 
 
 class BackendEntry:
     """One registered backend and what the checks and the selection made of it."""
 
     __slots__ = ("backend", "distribution", "state", "reason", "table", "module",
-                 "selftest_ms", "selected_for", "builtin", "validation")
+                 "selftest_ms", "selected_for", "builtin", "validation", "plugin")
 
     def __init__(self, backend: Backend, distribution: str, state: str = AVAILABLE,
-                 reason: str = "") -> None:
+                 reason: str = "", plugin: str = "") -> None:
         self.backend = backend
         self.distribution = distribution
+        #: The entry point (plugin name) that registered it, for messages naming who did.
+        self.plugin = plugin
         self.state = state
         self.reason = reason
         self.table: Any = None   # ``const argonishche_kernel_table *`` once loaded and tested
@@ -82,12 +97,18 @@ class BackendEntry:
         return self.backend.name
 
 
-class PluginRecord(NamedTuple):
-    """One ``argonishche`` entry point (or the built-in allocators), and what became of it."""
+@dataclass(frozen=True)
+class PluginInfo:
+    """What ``argonishche.plugins()`` returns for one plugin: an ``argonishche`` entry point
+    (the built-in backends have one each) or the built-in allocators, and what became of it."""
 
-    name: str           # the entry-point name (ARGONISHCHE_DISABLE_BACKENDS takes it too)
-    distribution: str   # "name version" of the distribution that ships it
-    state: str          # PLUGIN_LOADED, PLUGIN_BLOCKED, PLUGIN_FAILED or PLUGIN_DEFERRED
+    #: The entry-point name (``ARGONISHCHE_DISABLE_BACKENDS`` takes it too).
+    name: str
+    #: ``"name version"`` of the distribution that ships it.
+    distribution: str
+    #: ``"loaded"``, ``"blocked"``, ``"failed"`` or ``"deferred"`` (not imported yet).
+    state: str
+    #: Why it is not simply loaded (empty when it is); every problem it had, ``; ``-separated.
     reason: str = ""
 
 
@@ -97,8 +118,12 @@ class Discovered:
     def __init__(self) -> None:
         self.backends: dict[str, BackendEntry] = {}
         self.allocators: dict[str, tuple[Allocator, str]] = {}  # name -> (allocator, dist)
-        self.plugins: list[PluginRecord] = []
+        self.plugins: list[PluginInfo] = []
         self.deferred: list[Any] = []  # entry points not imported yet (see the module docstring)
+        #: Every built-in backend name, of any architecture: no other distribution may use one.
+        self.reserved: set[str] = set()
+        #: Backend names two distributions registered, not yet warned about.
+        self.conflicts: set[str] = set()
         self.manager = pluggy.PluginManager(PROJECT_NAME)
         self.manager.add_hookspecs(hookspecs)
 
@@ -112,38 +137,45 @@ def _normalized(name: str) -> str:
     return name.lower().replace("_", "-").replace(".", "-")
 
 
+def _is_own(entry_point: Any) -> bool:
+    """An entry point of argonishche's own distribution (the built-in backends')."""
+    return _normalized(getattr(entry_point.dist, "name", "") or "") == BUILTIN_DISTRIBUTION
+
+
+def _own_label(dist: str) -> bool:
+    return dist.split(" ")[0] == BUILTIN_DISTRIBUTION
+
+
 def discover(settings: Settings, entry_points: Iterable[Any]) -> Discovered:
-    """Walk *entry_points* under *settings*; see the module docstring."""
+    """Walk *entry_points* (argonishche's own among them) under *settings*; see the module
+    docstring."""
     found = Discovered()
-    manager = found.manager
     own = f"{BUILTIN_DISTRIBUTION} {__version__}"
-    _collect(manager, found, BUILTIN_ALLOCATORS, own, _allocators.plugin, settings)
-    builtin_names, reserved_names = _register_builtin_backends(manager, found, own, settings)
-    disabled = {_normalized(name) for name in settings.disabled_backends}
+    _collect(found, BUILTIN_ALLOCATORS, own, _allocators.plugin, settings)
     entry_points = sorted(entry_points, key=lambda ep: ep.name)
-    third_party = [ep for ep in entry_points
-                   if _normalized(getattr(ep.dist, "name", "")) != BUILTIN_DISTRIBUTION]
+    builtin_names = _register_builtin_backends(
+        found, own, [ep for ep in entry_points if _is_own(ep)], settings)
+    disabled = {_normalized(name) for name in settings.disabled_backends}
+    third_party = [ep for ep in entry_points if not _is_own(ep)]
     for ep in third_party:
         dist = distribution_label(ep)
-        if ep.name.lower() in reserved_names:
+        if ep.name.lower() in found.reserved:
             _fail(found, ep.name, dist, f"not loaded: the name {ep.name!r} belongs to a built-in "
                                         f"backend of {BUILTIN_DISTRIBUTION}, which a plugin may "
                                         f"not replace")
             continue
         if {_normalized(ep.name), _normalized(getattr(ep.dist, "name", ""))} & disabled:
-            manager.set_blocked(ep.name)
-            found.plugins.append(PluginRecord(ep.name, dist, PLUGIN_BLOCKED,
-                                              "blocked by ARGONISHCHE_DISABLE_BACKENDS"))
+            _record(found, ep.name, dist, PLUGIN_BLOCKED, "blocked by ARGONISHCHE_DISABLE_BACKENDS")
             continue
         if settings.backend in builtin_names:
             found.deferred.append(ep)
-            found.plugins.append(PluginRecord(
-                ep.name, dist, PLUGIN_DEFERRED, f"not imported: ARGONISHCHE_BACKEND="
-                f"{settings.backend} is built in (imported if an allocator is asked for that no "
-                f"imported plugin registered)"))
+            _record(found, ep.name, dist, PLUGIN_DEFERRED, f"not imported: ARGONISHCHE_BACKEND="
+                    f"{settings.backend} is built in (imported if an allocator is asked for that "
+                    f"no imported plugin registered)")
             continue
         _load(found, ep, dist, settings)
-    known = set(found.backends) | {ep.name.lower() for ep in third_party} | {
+    _settle_conflicts(found)
+    known = {e.name for e in found.backends.values()} | {ep.name.lower() for ep in third_party} | {
         _normalized(getattr(ep.dist, "name", "")) for ep in third_party}
     _warn_unknown("ARGONISHCHE_DISABLE_BACKENDS", settings.disabled_backends, known,
                   "backends, plugins and distributions")
@@ -151,17 +183,25 @@ def discover(settings: Settings, entry_points: Iterable[Any]) -> Discovered:
 
 
 def _load(found: Discovered, ep: Any, dist: str, settings: Settings) -> None:
+    """Import the plugin behind *ep*, register it with pluggy and collect what it registers."""
     manager = found.manager
+    # Unique per entry point: two distributions may name their entry points alike, and both
+    # must get as far as registering, so that a clash of backend names is seen (not "the first
+    # wins" by entry-point order).
+    pluggy_name = f"{ep.name} from {dist}"
     try:
         plugin = ep.load()
-        manager.register(plugin, name=ep.name)
-        manager.check_pending()
+        # Another entry point may expose the same object (a squatter pointing at the real
+        # plugin): its hooks are then called again for this one, which is what they register.
+        if not manager.is_registered(plugin):
+            manager.register(plugin, name=pluggy_name)
+            manager.check_pending()
     except Exception as exc:  # noqa: BLE001 - any failure of a plugin is reported, not fatal
-        if manager.has_plugin(ep.name):
-            manager.unregister(name=ep.name)
+        if manager.has_plugin(pluggy_name):
+            manager.unregister(name=pluggy_name)
         _fail(found, ep.name, dist, f"failed to load: {exc!r}")
         return
-    _collect(manager, found, ep.name, dist, plugin, settings)
+    _collect(found, ep.name, dist, plugin, settings)
 
 
 def load_deferred(found: Discovered, settings: Settings) -> list[BackendEntry]:
@@ -173,38 +213,62 @@ def load_deferred(found: Discovered, settings: Settings) -> list[BackendEntry]:
                         if not (p.state == PLUGIN_DEFERRED and p.name in names)]
     for ep in deferred:
         _load(found, ep, distribution_label(ep), settings)
+    _settle_conflicts(found)
     return [entry for name, entry in found.backends.items() if name not in before]
 
 
-def _register_builtin_backends(manager: pluggy.PluginManager, found: Discovered, own: str,
-                               settings: Settings) -> tuple[set[str], set[str]]:
-    """Register argonishche's own backends before any other plugin: (the names of those built
-    for this machine, the names of every built-in backend of any architecture).  The second
-    are reserved everywhere: on aarch64 no plugin may call itself ``avx2`` either."""
+def _register_builtin_backends(found: Discovered, own: str, own_entry_points: list[Any],
+                               settings: Settings) -> set[str]:
+    """Load and register argonishche's own backends, through its own entry points, before any
+    other plugin; the names of those built for this machine.  Every built-in name, of any
+    architecture, is then reserved: on aarch64 no plugin may call itself ``avx2`` either."""
     try:
         # Installed from backends/ (package-dir): mypy run on the source tree does not find it.
-        import argonishche_backends  # type: ignore[import-not-found, unused-ignore]
         from argonishche_backends.table import (  # type: ignore[import-not-found, unused-ignore]
             ALL_BUILTIN_BACKENDS,
             BUILTIN_BACKENDS,
         )
     except Exception as exc:  # noqa: BLE001 - a broken install still gets a clear report
-        _fail(found, "argonishche_backends", own, f"built-in backends failed to load: {exc!r}")
-        return set(), set()
+        _fail(found, BUILTIN_BACKENDS_MODULE, own, f"built-in backends failed to load: {exc!r}")
+        return set()
+    found.reserved = {row.name for row in ALL_BUILTIN_BACKENDS}
+    built = {row.name for row in BUILTIN_BACKENDS}
+    by_name: dict[str, Any] = {}
+    for ep in own_entry_points:
+        by_name.setdefault(ep.name.lower(), ep)
+    missing = [row.name for row in BUILTIN_BACKENDS if row.name not in by_name]
+    if missing:
+        warn(f"argonishche: no entry point of {BUILTIN_DISTRIBUTION}'s own for the built-in "
+             f"backend(s) {', '.join(missing)} (its dist-info is missing or incomplete: a broken "
+             f"install, or a source tree on sys.path): registered directly instead; reinstall "
+             f"{BUILTIN_DISTRIBUTION} to fix it")
+    # The rows of other architectures have entry points too, whose objects register nothing:
+    # not loaded (pluggy's register costs about 0.1 ms a plugin, paid by every process).
     for row in BUILTIN_BACKENDS:
-        _collect(manager, found, row.name, own, getattr(argonishche_backends, row.name),
-                 settings)
-    return {row.name for row in BUILTIN_BACKENDS}, {row.name for row in ALL_BUILTIN_BACKENDS}
+        _load(found, by_name.get(row.name) or _DirectEntryPoint(row.name), own, settings)
+    return built
 
 
-def _collect(manager: pluggy.PluginManager, found: Discovered, plugin_name: str, dist: str,
-             plugin: Any, settings: Settings) -> None:
+class _DirectEntryPoint:
+    """A built-in backend's plugin object taken from its module directly, as its missing entry
+    point would name it (``argonishche_backends:<name>``)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def load(self) -> Any:
+        return getattr(importlib.import_module(BUILTIN_BACKENDS_MODULE), self.name)
+
+
+def _collect(found: Discovered, plugin_name: str, dist: str, plugin: Any,
+             settings: Settings) -> None:
     """Call this plugin's hooks one at a time, so that one failing hook costs only itself."""
+    manager = found.manager
     if not manager.is_registered(plugin):
-        manager.register(plugin, name=plugin_name)
+        manager.register(plugin, name=f"{plugin_name} from {dist}")
     hook = manager.hook
     calls: tuple[tuple[pluggy.HookCaller, type[Backend] | type[Allocator],
-                       Callable[[Discovered, Any, str, Settings], str]], ...] = (
+                       Callable[[Discovered, Any, str, str, Settings], str]], ...] = (
         (hook.argonishche_register_backends, Backend, _accept_backend),
         (hook.argonishche_register_allocators, Allocator, _accept_allocator))
     failed = False
@@ -225,7 +289,7 @@ def _collect(manager: pluggy.PluginManager, found: Discovered, plugin_name: str,
                 failed = True
                 continue
             for item in registered:
-                problem = accept(found, item, dist, settings)
+                problem = accept(found, item, dist, plugin_name, settings)
                 if problem:
                     _fail(found, plugin_name, dist, problem)
                     failed = True
@@ -239,23 +303,60 @@ def _collect(manager: pluggy.PluginManager, found: Discovered, plugin_name: str,
              f"{backend_names[0]!r}, so that ARGONISHCHE_DISABLE_BACKENDS={backend_names[0]} "
              f"keeps it from being imported")
     if not failed:
-        found.plugins.append(PluginRecord(plugin_name, dist, PLUGIN_LOADED))
+        _record(found, plugin_name, dist, PLUGIN_LOADED)
 
 
-def _accept_backend(found: Discovered, backend: Backend, dist: str,
+def _accept_backend(found: Discovered, backend: Backend, dist: str, plugin: str,
                     settings: Settings) -> str:
-    first = found.backends.get(backend.name)
-    if first is not None:
-        return (f"backend {backend.name!r} not used: already registered by "
-                f"{first.distribution}")
-    blocked = backend.name in settings.disabled_backends
-    found.backends[backend.name] = BackendEntry(
-        backend, dist, BLOCKED if blocked else AVAILABLE,
-        "blocked by ARGONISHCHE_DISABLE_BACKENDS" if blocked else "")
+    name = backend.name
+    if name in found.reserved and not _own_label(dist):
+        return (f"backend {name!r} not used: the name belongs to a built-in backend of "
+                f"{BUILTIN_DISTRIBUTION}, which a plugin may not replace")
+    blocked = name in settings.disabled_backends
+    entry = BackendEntry(backend, dist, BLOCKED if blocked else AVAILABLE,
+                         "blocked by ARGONISHCHE_DISABLE_BACKENDS" if blocked else "",
+                         plugin=plugin)
+    rivals = [e for e in found.backends.values() if e.name == name]
+    if not rivals:
+        found.backends[name] = entry
+        return ""
+    same = next((e for e in rivals if e.distribution == dist or e.builtin), None)
+    if same is not None:  # one distribution's two plugins: its own affair, the first stays
+        return (f"backend {name!r} not used: already registered by plugin {same.plugin!r} "
+                f"from {same.distribution}")
+    # Two distributions claim the name.  Kept under a key no backend name can be (it has
+    # spaces), so that backends() shows both while lookups by name find the first, refused too.
+    found.backends[f"{name} ({plugin} from {dist})"] = entry
+    if not blocked:  # blocked: the user keeps the name out of use anyway
+        for rival in (*rivals, entry):
+            rival.state = NAME_CONFLICT
+        found.conflicts.add(name)
     return ""
 
 
-def _accept_allocator(found: Discovered, allocator: Allocator, dist: str,
+def _settle_conflicts(found: Discovered) -> None:
+    """Give each backend in a name conflict its reason, mark the plugins, and warn once per
+    name.  The entries were marked as the clash was found, before any check: no kernel module
+    of theirs is imported."""
+    for name in sorted(found.conflicts):
+        rivals = [e for e in found.backends.values() if e.name == name]
+        who = {id(e): f"plugin {e.plugin!r} from {e.distribution}" for e in rivals}
+        for e in rivals:
+            others = " and ".join(who[id(o)] for o in rivals if o is not e)
+            e.reason = (f"name conflict: {others} also registers a backend {name!r}; a name must "
+                        f"be one distribution's, so neither is used (block one with "
+                        f"ARGONISHCHE_DISABLE_BACKENDS, or uninstall it)")
+            _record(found, e.plugin, e.distribution, PLUGIN_FAILED,
+                    f"backend {name!r} refused: {others} registers one of that name too")
+        blockable = " or ".join(
+            f"={e.distribution.split(' ')[0]}" for e in rivals)
+        warn(f"argonishche: backend {name!r} is registered by {' and '.join(who.values())}: a "
+             f"backend name must belong to one distribution, so neither is used. Uninstall one, "
+             f"or block one before it is imported with ARGONISHCHE_DISABLE_BACKENDS{blockable}")
+    found.conflicts.clear()
+
+
+def _accept_allocator(found: Discovered, allocator: Allocator, dist: str, plugin: str,
                       settings: Settings) -> str:
     name = str(allocator.name).lower()
     if not name:
@@ -266,8 +367,20 @@ def _accept_allocator(found: Discovered, allocator: Allocator, dist: str,
     return ""
 
 
+def _record(found: Discovered, name: str, dist: str, state: str, reason: str = "") -> None:
+    """Note what became of the plugin *name* of *dist*: one record per plugin, whose reason
+    gathers every problem it had (a failure outweighs the rest)."""
+    for index, record in enumerate(found.plugins):
+        if record.name == name and record.distribution == dist:
+            merged = PLUGIN_FAILED if PLUGIN_FAILED in (record.state, state) else state
+            found.plugins[index] = PluginInfo(
+                name, dist, merged, "; ".join(filter(None, (record.reason, reason))))
+            return
+    found.plugins.append(PluginInfo(name, dist, state, reason))
+
+
 def _fail(found: Discovered, name: str, dist: str, reason: str) -> None:
-    found.plugins.append(PluginRecord(name, dist, PLUGIN_FAILED, reason))
+    _record(found, name, dist, PLUGIN_FAILED, reason)
     warn(f"argonishche: plugin {name!r} from {dist}: {reason}")
 
 
@@ -276,4 +389,4 @@ def _warn_unknown(variable: str, named: frozenset[str], known: set[str], kind: s
     unknown = sorted(name for name in named if _normalized(name) not in normalized)
     if unknown:
         warn(f"argonishche: {variable} names {', '.join(unknown)}, which no installed "
-                      f"plugin provides; known {kind}: {', '.join(sorted(known)) or 'none'}")
+             f"plugin provides; known {kind}: {', '.join(sorted(known)) or 'none'}")

@@ -25,7 +25,7 @@ from ._discovery import (
     AVAILABLE,
     USABLE_STATES,
     BackendEntry,
-    PluginRecord,
+    PluginInfo,
     discover,
     load_deferred,
 )
@@ -75,7 +75,7 @@ class Registry:
         self._found = found = discover(self.settings, plugin_entry_points)
         self.entries: dict[str, BackendEntry] = found.backends
         self.allocators: dict[str, tuple[Allocator, str]] = found.allocators
-        self.plugins: list[PluginRecord] = found.plugins
+        self.plugins: list[PluginInfo] = found.plugins
         for entry in self.entries.values():
             if entry.state == AVAILABLE:
                 _backend_checks.check(entry)
@@ -88,7 +88,7 @@ class Registry:
         self.choices: dict[str, _selection.Choice] = {}   # algorithm -> what was chosen, why
         self.selection_error: ArgonishcheError | None = None
         try:
-            self._choose(_selection.select(self.settings, self.entries))
+            self._choose(_selection.select(self.settings, self.entries, plugins=self.plugins))
         except (BackendError, SettingError) as exc:
             self.selection_error = exc  # raised when a hash needs a backend, not before
 
@@ -118,6 +118,7 @@ class Registry:
             return _selection.measure(candidates, rounds=rounds, budget=budget,
                                       step=step).ns_per_kib
         self._choose(_selection.select(self.settings, self.entries, fresh=True, rounds=rounds,
+                                       plugins=self.plugins,
                                        budget=budget, step=step))
         self.selection_error = None
         return {a: dict(c.ns_per_kib) for a, c in self.choices.items()}

@@ -36,7 +36,15 @@ from typing import NamedTuple
 
 from . import _selection_record
 from ._core import ffi, lib
-from ._discovery import AVAILABLE, SELECTED, BackendEntry
+from ._discovery import (
+    AVAILABLE,
+    NAME_CONFLICT,
+    PLUGIN_BLOCKED,
+    PLUGIN_FAILED,
+    SELECTED,
+    BackendEntry,
+    PluginInfo,
+)
 from ._settings import Settings
 from .exceptions import BackendError, SettingError
 
@@ -100,39 +108,67 @@ def ladder(candidates: Iterable[BackendEntry]) -> BackendEntry:
     return max(candidates, key=lambda e: (e.backend.priority, e.name))
 
 
-def forced(settings: Settings, entries: dict[str, BackendEntry]) -> BackendEntry | None:
+def forced(settings: Settings, entries: dict[str, BackendEntry],
+           plugins: Iterable[PluginInfo] = ()) -> BackendEntry | None:
     """The backend ``ARGONISHCHE_BACKEND`` names, if any.
 
-    :raises SettingError: it is not registered.
-    :raises BackendError: it cannot run here.
+    :raises SettingError: it is not registered (naming the plugins that failed or were
+        blocked, one of which may have been meant to register it).
+    :raises BackendError: it cannot run here; its plugin, named like it, failed or was blocked;
+        or two distributions register it (naming both).
     """
     if settings.backend is None:
         return None
-    entry = entries.get(settings.backend)
+    name = settings.backend
+    entry = entries.get(name)
     if entry is None:
-        wheel = PLUGIN_DISTRIBUTIONS.get(settings.backend)
-        hint = f" ({settings.backend} comes with pip install {wheel})" if wheel else ""
-        raise SettingError("ARGONISHCHE_BACKEND", settings.backend,
+        # By convention a backend plugin's entry point is named after its backend: a failed or
+        # blocked plugin of that name is why the backend is missing.
+        unloaded = [p for p in plugins if p.state in (PLUGIN_FAILED, PLUGIN_BLOCKED)]
+        own = [p for p in unloaded if _spelled_alike(p.name, name)]
+        if own:
+            raise BackendError(f"ARGONISHCHE_BACKEND={name} cannot be used: " + "; ".join(
+                f"its plugin {p.name!r} from {p.distribution} {p.state}: {p.reason}"
+                for p in own))
+        wheel = PLUGIN_DISTRIBUTIONS.get(name)
+        hint = f" ({name} comes with pip install {wheel})" if wheel else ""
+        if unloaded:
+            hint += "; plugins that registered nothing: " + "; ".join(
+                f"{p.name!r} from {p.distribution} ({p.state}: {p.reason})" for p in unloaded)
+        raise SettingError("ARGONISHCHE_BACKEND", name,
                            f"a registered backend{hint}; registered: {summary(entries.values())}")
+    if entry.state == NAME_CONFLICT:
+        rivals = [e for e in entries.values() if e.name == name]
+        raise BackendError(
+            f"ARGONISHCHE_BACKEND={name} cannot be used: it is in a name conflict, registered by "
+            + " and ".join(f"plugin {e.plugin!r} from {e.distribution}" for e in rivals)
+            + "; neither is used. Block one with ARGONISHCHE_DISABLE_BACKENDS (its entry point "
+              "or distribution name), or uninstall it")
     if entry.table is None:
         raise BackendError(
-            f"ARGONISHCHE_BACKEND={settings.backend} cannot be used: {entry.state}: "
+            f"ARGONISHCHE_BACKEND={name} cannot be used: {entry.state}: "
             f"{entry.reason}. Available: "
             f"{', '.join(e.name for e in usable(entries.values())) or 'none'}")
     return entry
 
 
+def _spelled_alike(first: str, second: str) -> bool:
+    return first.lower().replace("-", "_") == second.lower().replace("-", "_")
+
+
 def select(settings: Settings, entries: dict[str, BackendEntry], *, fresh: bool = False,
            rounds: int = ROUNDS, budget: float = BUDGET_SECONDS,
-           step: Callable[[str], None] | None = None) -> dict[str, Choice]:
+           step: Callable[[str], None] | None = None,
+           plugins: Iterable[PluginInfo] = ()) -> dict[str, Choice]:
     """{algorithm: Choice} as the settings ask (see the module docstring); *fresh* measures and
     rewrites the record whatever ``ARGONISHCHE_SELECT`` says (a forced backend stays forced).
-    *rounds*, *budget* and *step*: for :func:`measure`.
+    *rounds*, *budget* and *step*: for :func:`measure`; *plugins*: every plugin's record, for
+    the error naming the plugin that failed to register a forced backend.
 
     :raises SettingError: the forced backend is not registered.
     :raises BackendError: the forced backend cannot run here, or no backend can.
     """
-    entry = forced(settings, entries)
+    entry = forced(settings, entries, plugins)
     if entry is not None:
         return {a: Choice(a, entry.name, FORCED, f"forced by ARGONISHCHE_BACKEND={entry.name}")
                 for a in ALGORITHMS}
