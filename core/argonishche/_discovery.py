@@ -42,6 +42,8 @@ BLOCKED = "blocked"
 LOAD_FAILED = "load-failed"
 SELFTEST_FAILED = "selftest-failed"
 CERTIFICATION_FAILED = "certification-failed"
+#: Gave a wrong Argon2 tag while witnessed (:mod:`argonishche._witness`): unused for the process.
+QUARANTINED = "quarantined"
 USABLE_STATES = (SELECTED, AVAILABLE)
 
 # Plugin states, as ``info`` reports them.
@@ -54,13 +56,17 @@ PLUGIN_DEFERRED = "deferred"
 BUILTIN_DISTRIBUTION = "argonishche"
 #: The plugin name of the built-in allocators, which are registered directly.
 BUILTIN_ALLOCATORS = "builtin-allocators"
+#: First-party backends besides the built-ins: this repository's own plugin wheels, as
+#: {backend name: distribution name}.  Every backend neither built in nor listed here is
+#: third-party, and its Argon2 tags are witnessed by a built-in (argonishche._witness).
+FIRST_PARTY = {"avx512": "argonishche-avx512"}
 
 
 class BackendEntry:
     """One registered backend and what the checks and the selection made of it."""
 
     __slots__ = ("backend", "distribution", "state", "reason", "table", "module",
-                 "selftest_ms", "selected_for", "builtin", "validation")
+                 "selftest_ms", "selected_for", "builtin", "first_party", "validation")
 
     def __init__(self, backend: Backend, distribution: str, state: str = AVAILABLE,
                  reason: str = "") -> None:
@@ -74,6 +80,9 @@ class BackendEntry:
         self.selected_for: list[str] = []
         #: Shipped by argonishche itself (registered directly, before any plugin).
         self.builtin = distribution.split(" ")[0] == BUILTIN_DISTRIBUTION
+        #: Built in, or this repository's own plugin wheel (FIRST_PARTY): never witnessed.
+        self.first_party = self.builtin or (
+            FIRST_PARTY.get(backend.name) == _normalized(distribution.split(" ")[0]))
         #: How it was validated, for reports: "self-test", "self-test, certified ...".
         self.validation = ""
 

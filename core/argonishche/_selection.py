@@ -36,13 +36,14 @@ from typing import NamedTuple
 
 from . import _selection_record
 from ._core import ffi, lib
-from ._discovery import AVAILABLE, SELECTED, BackendEntry
+from ._discovery import AVAILABLE, FIRST_PARTY, SELECTED, BackendEntry
 from ._settings import Settings
 from .exceptions import BackendError, SettingError
 
 ALGORITHMS = ("argon2", "blake2b")
-#: Backends that come in wheels of their own, for the hint when one is asked for but missing.
-PLUGIN_DISTRIBUTIONS = {"avx512": "argonishche-avx512"}
+#: Backends that come in wheels of their own, for the hint when one is asked for but missing
+#: (the one first-party table, kept in _discovery).
+PLUGIN_DISTRIBUTIONS = FIRST_PARTY
 
 #: How a choice was made, as ``info`` and the record name it.
 FORCED, MEASURED, REMEMBERED, PRIORITY = "forced", "measured", "remembered", "priority"
