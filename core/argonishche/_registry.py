@@ -85,6 +85,8 @@ class Registry:
         for entry in self.entries.values():
             if entry.table is not None and not entry.builtin:
                 _backend_checks.certify(entry, reference)
+            if entry.table is not None and not entry.first_party and self.settings.witness:
+                entry.validation += ", witnessed (a built-in recomputes its Argon2 tags)"
         self.tables: dict[str, CData] = {}   # algorithm -> selected kernel table, for hot paths
         self.choices: dict[str, _selection.Choice] = {}   # algorithm -> what was chosen, why
         self.selection_error: ArgonishcheError | None = None
