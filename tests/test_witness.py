@@ -32,6 +32,7 @@ from argonishche.hookspecs import Backend
 from support import (
     REF_SOURCE,
     FakeEntryPoint,
+    Pool,
     compiled_backend,
     make_registry,
     plugin_registering,
@@ -359,3 +360,21 @@ def test_the_blake2b_type_follows_a_quarantine(install, armed_backend, arm):
     assert _blake2b_type.selected_table_address() != address(armed_table)
     assert hmac.compare_digest(argonishche.blake2b(b"abc").digest(),
                                __import__("hashlib").blake2b(b"abc").digest())
+
+
+def test_the_witness_hashes_the_password_the_kernel_hashed(install, armed_backend):
+    """A caller's bytearray changed between the kernel's hash and the witness's (here by the
+    wipe callback, which runs in between) must not look like a wrong kernel."""
+    reg = witnessed(install, armed_backend)
+    password = bytearray(PASSWORD)
+
+    def wipe_then_change_the_password(memory):
+        memory[:] = bytes(len(memory))
+        password[:] = b"X" * len(password)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no quarantine warning
+        tag = argonishche.argon2_hash(password, SALT, allocator=Pool(),
+                                      wipe=wipe_then_change_the_password, **COSTS)
+    assert tag == ref_tag()
+    assert state_of(reg, "armed").state == "selected"

@@ -95,21 +95,34 @@ def _compute(params: Argon2Params, password: Buffer | str, salt: bytes, secret: 
     the caller will compare with; a kernel's tag equal to it needs no witness."""
     reg = _registry.get()
     argon2_table, blake2b_table, third_party = reg.hashing_tables(backend)
-    inputs = _Inputs(params, byte_buffer("password", password, allow_str=True), salt,
-                     byte_buffer("secret", secret), byte_buffer("associated_data", associated_data),
-                     params.threads(threads))
+    witnessed = bool(third_party) and reg.settings.witness
+    buffers = [byte_buffer("password", password, allow_str=True), byte_buffer("secret", secret),
+               byte_buffer("associated_data", associated_data)]
+    copies: list[bytearray] = []
+    if witnessed:
+        # The witness must hash what the kernel hashed: a caller's bytearray that another
+        # thread changes between the two would look like a wrong kernel.  Copies, wiped below.
+        copies = [bytearray(b) for b in buffers if not isinstance(b, bytes)]
+        copied = iter(copies)
+        buffers = [b if isinstance(b, bytes) else next(copied) for b in buffers]
+    inputs = _Inputs(params, buffers[0], salt, buffers[1], buffers[2], params.threads(threads))
     wipe_policy = _wipe_policy(wipe)
-    tag = _run(reg, inputs, argon2_table, blake2b_table, allocator, memory, wipe_policy)
-    if third_party and reg.settings.witness:
-        from . import _witness  # only with a third-party backend selected or named
+    try:
+        tag = _run(reg, inputs, argon2_table, blake2b_table, allocator, memory, wipe_policy)
+        if witnessed:
+            from . import _witness  # only with a third-party backend selected or named
 
-        if expected is None or not _witness.same(tag, expected):
-            # The witness's own memory: never the caller's buffer (memory=), which the
-            # kernel's hash has just used; wiped in C unless the caller opted out of wiping.
-            witness_wipe = (wipe_policy[0] or wipe_policy[1] is not None, None)
-            tag = _witness.check(reg, third_party, params, tag, lambda a, b: _run(
-                reg, inputs, a, b, allocator if memory is None else None, None, witness_wipe))
-    return tag
+            if expected is None or not _witness.same(tag, expected):
+                # The witness's own memory: never the caller's buffer (memory=), which the
+                # kernel's hash has just used; wiped in C unless the caller opted out.
+                witness_wipe = (wipe_policy[0] or wipe_policy[1] is not None, None)
+                tag = _witness.check(reg, third_party, params, tag, lambda a, b: _run(
+                    reg, inputs, a, b, allocator if memory is None else None, None,
+                    witness_wipe))
+        return tag
+    finally:
+        for copy in copies:
+            copy[:] = bytes(len(copy))
 
 
 def _run(reg: _registry.Registry, inputs: _Inputs, argon2_table: CData, blake2b_table: CData,
