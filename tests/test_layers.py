@@ -20,7 +20,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("_settings", "hookspecs", "_entry_points", "_params", "_phc", "_driver", "_hash_parameters"),
     ("_cpu", "_records", "_selftest", "_certify", "_allocators"),
     ("_discovery", "_backend_checks", "_selection_record", "_selection"),
-    ("_registry",),
+    ("_registry", "_witness"),
     ("_argon2", "_blake2", "_info"),
     ("_batch", "testing"),
     ("_password_hasher",),

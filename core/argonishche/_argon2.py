@@ -16,6 +16,7 @@ from ._params import (
     MIN_SALT_LEN,
     Argon2Params,
     Buffer,
+    ByteView,
     Limits,
     TypeLike,
     Wipe,
@@ -25,6 +26,7 @@ from ._params import (
 )
 
 if TYPE_CHECKING:
+    from ._core import CData
     from ._driver import CArena
 
 
@@ -68,19 +70,67 @@ def _check_caller_memory(memory: Buffer, params: Argon2Params) -> None:
                              f"(argonishche.memory_size)")
 
 
+class _Inputs(NamedTuple):
+    """One hash's inputs, read into bytes once: the kernel's hash and the witness's read the
+    same ones."""
+
+    params: Argon2Params
+    password: ByteView
+    salt: bytes
+    secret: ByteView
+    associated_data: ByteView
+    threads: int
+
+
 def _compute(params: Argon2Params, password: Buffer | str, salt: bytes, secret: Buffer,
              associated_data: Buffer, threads: int | None, backend: str | None,
              allocator: str | Allocator | None = None, memory: Buffer | None = None,
-             wipe: Wipe = True) -> bytes:
+             wipe: Wipe = True, expected: bytes | None = None) -> bytes:
     """The tag; *salt* is ``bytes`` (see :func:`_salt`), so the one the hash reads is the one
-    the caller encodes."""
+    the caller encodes.
+
+    The one place every Argon2 hash of the API passes (hash, encoded, verify, PasswordHasher,
+    hash_many, async, the CLI and the adapters): where a third-party backend hashes, the
+    witness checks the tag here before it is returned.  *expected* (verification): the tag
+    the caller will compare with; a kernel's tag equal to it needs no witness."""
     reg = _registry.get()
-    argon2_table = reg.kernel_table("argon2", backend)
-    blake2b_table = reg.kernel_table("blake2b", backend)
-    password_bytes = byte_buffer("password", password, allow_str=True)
-    secret_bytes = byte_buffer("secret", secret)
-    associated_bytes = byte_buffer("associated_data", associated_data)
-    wipe_in_c, wipe_callback = _wipe_policy(wipe)
+    argon2_table, blake2b_table, third_party = reg.hashing_tables(backend)
+    witnessed = bool(third_party) and reg.settings.witness
+    buffers = [byte_buffer("password", password, allow_str=True), byte_buffer("secret", secret),
+               byte_buffer("associated_data", associated_data)]
+    copies: list[bytearray] = []
+    if witnessed:
+        # The witness must hash what the kernel hashed: a caller's bytearray that another
+        # thread changes between the two would look like a wrong kernel.  Copies, wiped below.
+        copies = [bytearray(b) for b in buffers if not isinstance(b, bytes)]
+        copied = iter(copies)
+        buffers = [b if isinstance(b, bytes) else next(copied) for b in buffers]
+    inputs = _Inputs(params, buffers[0], salt, buffers[1], buffers[2], params.threads(threads))
+    wipe_policy = _wipe_policy(wipe)
+    try:
+        tag = _run(reg, inputs, argon2_table, blake2b_table, allocator, memory, wipe_policy)
+        if witnessed:
+            from . import _witness  # only with a third-party backend selected or named
+
+            if expected is None or not _witness.same(tag, expected):
+                # The witness's own memory: never the caller's buffer (memory=), which the
+                # kernel's hash has just used; wiped in C unless the caller opted out.
+                witness_wipe = (wipe_policy[0] or wipe_policy[1] is not None, None)
+                tag = _witness.check(reg, third_party, params, tag, lambda a, b: _run(
+                    reg, inputs, a, b, allocator if memory is None else None, None,
+                    witness_wipe))
+        return tag
+    finally:
+        for copy in copies:
+            copy[:] = bytes(len(copy))
+
+
+def _run(reg: _registry.Registry, inputs: _Inputs, argon2_table: CData, blake2b_table: CData,
+         allocator: str | Allocator | None, memory: Buffer | None,
+         wipe_policy: tuple[bool, Callable[[memoryview], object] | None]) -> bytes:
+    """One Argon2 hash through these tables, in *memory* or the allocator's."""
+    params = inputs.params
+    wipe_in_c, wipe_callback = wipe_policy
     owner = None
     acquired = None  # what owner.acquire() lent, owed back to it
     buffer: Buffer | None = None
@@ -105,10 +155,10 @@ def _compute(params: Argon2Params, password: Buffer | str, salt: bytes, secret: 
         return _driver.argon2(
             argon2_table, blake2b_table, type=params.type.label, version=params.version,
             time_cost=params.time_cost, memory_cost=params.memory_cost,
-            parallelism=params.parallelism, threads=params.threads(threads),
+            parallelism=params.parallelism, threads=inputs.threads,
             hash_len=params.hash_len, memory=buffer, wipe_memory=wipe_in_c, arena=arena,
-            password=password_bytes, salt=salt, secret=secret_bytes,
-            associated_data=associated_bytes)
+            password=inputs.password, salt=inputs.salt, secret=inputs.secret,
+            associated_data=inputs.associated_data)
     except ParameterError as exc:
         if owner is not None and acquired is not None:  # the allocator broke its contract
             raise type(exc)(f"allocator {owner.name!r} ({type(owner).__module__}."
@@ -225,8 +275,9 @@ def argon2_verify(encoded: str | bytes, password: Buffer | str, *, secret: Buffe
     params, salt, expected = params_of(encoded, limits)
     from hmac import compare_digest  # imported here: only verification needs hashlib loaded
 
+    # With a third-party kernel, a mismatch is confirmed by a built-in before it is answered.
     tag = _compute(params, password, salt, secret, associated_data, threads, backend, allocator,
-                   memory, wipe)
+                   memory, wipe, expected=expected)
     if not compare_digest(tag, expected):  # constant time in the tag's contents
         raise VerifyMismatchError("the password does not match the hash")
     return True

@@ -300,6 +300,16 @@ def _remember(sha256: str, module: ModuleType, result: CertificationResult) -> N
         ("seconds", f"{result.seconds:.3f}"), *(("failure", line) for line in result.failures)])
 
 
+def remember_failure(module: ModuleType, table: CData, reasons: list[str]) -> None:
+    """Record that *module* (whose kernel table is *table*) gave wrong results in service, e.g.
+    caught by the witness, so that later processes refuse it until it is certified again
+    (``argonishche selftest --full``)."""
+    del table  # the record is keyed on the module's file
+    sha256 = module_sha256(module)
+    if sha256 is not None:
+        _remember(sha256, module, CertificationResult(False, list(reasons), False, 0.0))
+
+
 def is_certified(module: ModuleType) -> bool:
     """Whether *module*'s file passed a certification remembered here (a cache lookup only)."""
     sha256 = module_sha256(module)

@@ -53,6 +53,8 @@ LOAD_FAILED = "load-failed"
 SELFTEST_FAILED = "selftest-failed"
 CERTIFICATION_FAILED = "certification-failed"
 NAME_CONFLICT = "name-conflict"
+#: Gave a wrong Argon2 tag while witnessed (:mod:`argonishche._witness`): unused for the process.
+QUARANTINED = "quarantined"
 USABLE_STATES = (SELECTED, AVAILABLE)
 
 # Plugin states, as ``plugins()`` and ``info`` report them.
@@ -67,13 +69,18 @@ BUILTIN_DISTRIBUTION = "argonishche"
 BUILTIN_ALLOCATORS = "builtin-allocators"
 #: The module behind argonishche's own backend entry points (``argonishche_backends:<name>``).
 BUILTIN_BACKENDS_MODULE = "argonishche_backends"
+#: First-party backends besides the built-ins: this repository's own plugin wheels, as
+#: {backend name: distribution name}.  Every backend neither built in nor listed here is
+#: third-party, and its Argon2 tags are witnessed by a built-in (argonishche._witness).
+FIRST_PARTY = {"avx512": "argonishche-avx512"}
 
 
 class BackendEntry:
     """One registered backend and what the checks and the selection made of it."""
 
     __slots__ = ("backend", "distribution", "state", "reason", "table", "module",
-                 "selftest_ms", "selected_for", "builtin", "validation", "plugin")
+                 "selftest_ms", "selected_for", "builtin", "first_party", "validation",
+                 "plugin")
 
     def __init__(self, backend: Backend, distribution: str, state: str = AVAILABLE,
                  reason: str = "", plugin: str = "") -> None:
@@ -89,6 +96,9 @@ class BackendEntry:
         self.selected_for: list[str] = []
         #: Shipped by argonishche itself (registered directly, before any plugin).
         self.builtin = distribution.split(" ")[0] == BUILTIN_DISTRIBUTION
+        #: Built in, or this repository's own plugin wheel (FIRST_PARTY): never witnessed.
+        self.first_party = self.builtin or (
+            FIRST_PARTY.get(backend.name) == _normalized(distribution.split(" ")[0]))
         #: How it was validated, for reports: "self-test", "self-test, certified ...".
         self.validation = ""
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from . import _backend_checks, _selection, _settings
 from ._discovery import (
     AVAILABLE,
+    QUARANTINED,
     USABLE_STATES,
     BackendEntry,
     PluginInfo,
@@ -84,9 +85,13 @@ class Registry:
         for entry in self.entries.values():
             if entry.table is not None and not entry.builtin:
                 _backend_checks.certify(entry, reference)
+            if entry.table is not None and not entry.first_party and self.settings.witness:
+                entry.validation += ", witnessed (a built-in recomputes its Argon2 tags)"
         self.tables: dict[str, CData] = {}   # algorithm -> selected kernel table, for hot paths
         self.choices: dict[str, _selection.Choice] = {}   # algorithm -> what was chosen, why
         self.selection_error: ArgonishcheError | None = None
+        # id(table) -> (table, its entry), kept for the process: see hashing_tables().
+        self._table_owners: dict[int, tuple[CData, BackendEntry]] = {}
         try:
             self._choose(_selection.select(self.settings, self.entries, plugins=self.plugins))
         except (BackendError, SettingError) as exc:
@@ -136,6 +141,73 @@ class Registry:
             raise BackendError(f"backend {backend!r} cannot be used: {why}. Available: "
                                f"{', '.join(e.name for e in self.usable()) or 'none'}")
         return entry.table
+
+    def hashing_tables(self, backend: str | None = None
+                       ) -> tuple[CData, CData, tuple[tuple[BackendEntry, CData], ...]]:
+        """(Argon2 table, BLAKE2b table, (third-party backend, its table) for each table a third
+        party owns, Argon2's first) for one Argon2 hash with the selection, or with the backend
+        named *backend*: the witness (argonishche._witness) checks the tags of hashes that have
+        third-party owners.
+
+        A quarantined backend named here hashes with the selection instead: its quarantine was
+        warned about, and the backend is known to be wrong.  The owners are found from the
+        tables themselves, through a map that keeps every table it has seen, so a table read
+        just before a quarantine re-selected is still known as the quarantined backend's."""
+        try:
+            argon2 = self.kernel_table("argon2", backend)
+            blake2b = self.kernel_table("blake2b", backend)
+        except BackendError:
+            named = None if backend is None else self.entries.get(backend.lower())
+            if named is None or named.state != QUARANTINED:
+                raise
+            argon2, blake2b = self.kernel_table("argon2"), self.kernel_table("blake2b")
+        owners = tuple((owner, table) for owner, table in (
+            (self._owner_of(argon2), argon2), (self._owner_of(blake2b), blake2b))
+            if owner is not None and not owner.first_party)
+        if len(owners) == 2 and owners[0][0] is owners[1][0]:
+            owners = owners[:1]
+        return argon2, blake2b, owners
+
+    def _owner_of(self, table: CData) -> BackendEntry | None:
+        known = self._table_owners.get(id(table))
+        if known is None:  # the first hash, or a plugin imported since (load_deferred)
+            with _lock:
+                for entry in self.entries.values():
+                    if entry.table is not None:
+                        self._table_owners.setdefault(id(entry.table), (entry.table, entry))
+            known = self._table_owners.get(id(table))
+        return None if known is None else known[1]
+
+    def quarantine(self, name: str, reason: str) -> bool:
+        """Stop using the backend *name* for the rest of this process (it gave a wrong result):
+        the algorithms it was selected for fall back to the ladder's best usable backend (a
+        forced backend gives way too); nothing is measured, and the others keep their choice.
+
+        True for the one call that quarantined it; False if it already was (or is unknown), so
+        that of several threads finding the same wrong kernel at once, one warns and records."""
+        with _lock:
+            entry = self.entries.get(name)
+            if entry is None or entry.state == QUARANTINED:
+                return False
+            if entry.table is not None:
+                self._owner_of(entry.table)  # hashes still holding its table must find it
+            entry.state, entry.reason, entry.table = QUARANTINED, reason, None
+            choices = dict(self.choices)
+            affected = [a for a, choice in choices.items() if choice.backend == name]
+            candidates = self.usable()
+            for algorithm in affected:
+                del choices[algorithm]
+                if candidates:
+                    choices[algorithm] = _selection.by_priority(
+                        candidates, f"the ladder: {name} was quarantined")[algorithm]
+            if affected and not candidates:
+                self.selection_error = BackendError(
+                    f"no usable backend: {name} was quarantined ({reason}). "
+                    f"{_selection.summary(self.entries.values())}")
+            # _choose replaces the tables dict (never mutates it): the blake2b type
+            # (core/ext/blake2b_type.c) compares its cached table with the dict's and follows.
+            self._choose(choices)
+            return True
 
     @property
     def allocator_name(self) -> str:

@@ -38,6 +38,7 @@ from . import _selection_record
 from ._core import ffi, lib
 from ._discovery import (
     AVAILABLE,
+    FIRST_PARTY,
     NAME_CONFLICT,
     PLUGIN_BLOCKED,
     PLUGIN_FAILED,
@@ -49,8 +50,9 @@ from ._settings import Settings
 from .exceptions import BackendError, SettingError
 
 ALGORITHMS = ("argon2", "blake2b")
-#: Backends that come in wheels of their own, for the hint when one is asked for but missing.
-PLUGIN_DISTRIBUTIONS = {"avx512": "argonishche-avx512"}
+#: Backends that come in wheels of their own, for the hint when one is asked for but missing
+#: (the one first-party table, kept in _discovery).
+PLUGIN_DISTRIBUTIONS = FIRST_PARTY
 
 #: How a choice was made, as ``info`` and the record name it.
 FORCED, MEASURED, REMEMBERED, PRIORITY = "forced", "measured", "remembered", "priority"

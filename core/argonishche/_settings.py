@@ -51,6 +51,19 @@ def _select(raw: str) -> str:
     return mode
 
 
+#: ARGONISHCHE_WITNESS's values, the default first (see argonishche._witness).
+WITNESS_MODES = ("on", "off")
+
+
+def _witness(raw: str) -> bool:
+    # ASCII only: str.lower() maps some non-ASCII letters onto ASCII ones (the Kelvin sign K
+    # to k), and a setting that turns off a safety check must be spelled exactly.
+    mode = raw.strip()
+    if not mode.isascii() or mode.lower() not in WITNESS_MODES:
+        raise ValueError
+    return mode.lower() == "on"
+
+
 def _mebibytes(raw: str, low: int = 1) -> int:
     text = raw.strip()
     if not text.isdigit() or not low <= int(text) <= MAX_ARENA_MIB:
@@ -86,6 +99,10 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("ARGONISHCHE_SELECT", "select", _select,
              "auto (measure once per CPU and remember), measure (afresh, in every process) or "
              "priority (the ladder, nothing measured)", SELECT_MODES[0]),
+    Variable("ARGONISHCHE_WITNESS", "witness", _witness,
+             "on (a built-in recomputes every Argon2 tag a third-party backend makes, and "
+             "confirms its mismatches) or off (trust it: a wrong kernel gives wrong tags)",
+             WITNESS_MODES[0]),
     Variable("ARGONISHCHE_ALLOCATOR", "allocator", _name,
              f"the name of one registered allocator (unset: {DEFAULT_ALLOCATOR})"),
     Variable("ARGONISHCHE_ARENA_MAX_MIB", "arena_max_mib", _mebibytes,
@@ -107,6 +124,7 @@ class Settings(NamedTuple):
     backend: str | None
     disabled_backends: frozenset[str]
     select: str
+    witness: bool
     allocator: str | None
     arena_max_mib: int
     arena_retain_mib: int
