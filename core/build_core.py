@@ -16,7 +16,8 @@ CSRC = os.path.join(HERE, "csrc")
 INCLUDE = os.path.join(HERE, "argonishche", "include")
 #: The headers the cdef is made from, in the order the C compiler sees them.
 HEADERS = (os.path.join(INCLUDE, "argonishche_kernel.h"),
-           os.path.join(CSRC, "argonishche_core.h"))
+           os.path.join(CSRC, "argonishche_core.h"),
+           os.path.join(CSRC, "code_identity.h"))
 
 _COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 _DEFINE = re.compile(r"#\s*define\s+(\w+)(?:\s+(.*))?$")
@@ -73,10 +74,10 @@ ffibuilder = FFI()
 ffibuilder.cdef(CDEF)
 ffibuilder.set_source(
     "argonishche._core",
-    '#include "argonishche_core.h"',
+    '#include "argonishche_core.h"\n#include "code_identity.h"',
     sources=[os.path.join(CSRC, name) for name in
-             ("arena.c", "argon2.c", "blake2b.c", "cpu_features.c", "cpu_features_arm.c",
-              "kernel_workout.c", "memory.c")],
+             ("arena.c", "argon2.c", "blake2b.c", "code_identity.c", "cpu_features.c",
+              "cpu_features_arm.c", "kernel_workout.c", "memory.c")],
     include_dirs=[CSRC, INCLUDE],
     # Rebuilt when a header changes too, not only a .c file (see headers_beside).
     depends=sorted(os.path.join(d, name) for d in (CSRC, INCLUDE) for name in os.listdir(d)
@@ -84,7 +85,9 @@ ffibuilder.set_source(
     # Optimisation only: the core must import on any CPU of its architecture, so no ISA flags here.
     extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra"],
     # Windows threads come with the C runtime (core/csrc/platform.h); POSIX links pthreads.
-    libraries=[] if sys.platform == "win32" else ["pthread"],
+    # dladdr (code_identity.c) is in libdl before glibc 2.34 (an empty stub library after it).
+    libraries=([] if sys.platform == "win32" else ["pthread"])
+    + (["dl"] if sys.platform.startswith("linux") else []),
 )
 
 if __name__ == "__main__":

@@ -33,6 +33,10 @@ MAX_ARENA_MIB = 1 << 20
 #: so those hashes reuse their memory; a larger hash maps its memory and gives it back, so that a
 #: burst of attacker-chosen costs (within the limits: up to 4 GiB) is not kept per thread.
 DEFAULT_RETAIN_MIB = 64
+#: Seconds a third-party kernel module's first certification may take in its child interpreter:
+#: it takes a few seconds; a kernel that hangs must not hang start-up.  A day at most.
+DEFAULT_CERTIFY_TIMEOUT = 120
+MAX_CERTIFY_TIMEOUT = 86400
 
 
 def _name(raw: str) -> str | None:
@@ -60,6 +64,14 @@ def _mebibytes(raw: str, low: int = 1) -> int:
 
 def _mebibytes_or_zero(raw: str) -> int:
     return _mebibytes(raw, low=0)
+
+
+def _seconds(raw: str) -> int:
+    text = raw.strip()
+    # isdigit() alone takes "²" and other Unicode digits, which int() then refuses.
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_CERTIFY_TIMEOUT:
+        raise ValueError
+    return int(text)
 
 
 def _cpu_features(raw: str) -> frozenset[str]:
@@ -95,6 +107,10 @@ VARIABLES: tuple[Variable, ...] = (
              str(DEFAULT_RETAIN_MIB)),
     Variable("ARGONISHCHE_DISABLE_CPU_FEATURES", "disabled_cpu_features", _cpu_features,
              f"comma-separated CPU features from: {', '.join(_features.NAMES)}"),
+    Variable("ARGONISHCHE_CERTIFY_TIMEOUT", "certify_timeout", _seconds,
+             f"a whole number of seconds from 1 to {MAX_CERTIFY_TIMEOUT} (no unit): how long a "
+             f"third-party kernel module's certification may take in its child interpreter",
+             str(DEFAULT_CERTIFY_TIMEOUT)),
     Variable("ARGONISHCHE_REQUIRE_BACKENDS", "required_backends", _names,
              "comma-separated backend names, or all (argonishche.testing fails instead of "
              "skipping when one cannot run)"),
@@ -112,6 +128,7 @@ class Settings(NamedTuple):
     arena_retain_mib: int
     disabled_cpu_features: frozenset[str]
     required_backends: frozenset[str]
+    certify_timeout: int
     #: The variables that were set (non-empty), as given: for reports.
     given: Mapping[str, str]
 
