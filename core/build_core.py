@@ -16,8 +16,7 @@ CSRC = os.path.join(HERE, "csrc")
 INCLUDE = os.path.join(HERE, "argonishche", "include")
 #: The headers the cdef is made from, in the order the C compiler sees them.
 HEADERS = (os.path.join(INCLUDE, "argonishche_kernel.h"),
-           os.path.join(CSRC, "argonishche_core.h"),
-           os.path.join(CSRC, "code_identity.h"))
+           os.path.join(CSRC, "argonishche_core.h"))
 
 _COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 _DEFINE = re.compile(r"#\s*define\s+(\w+)(?:\s+(.*))?$")
@@ -74,7 +73,7 @@ ffibuilder = FFI()
 ffibuilder.cdef(CDEF)
 ffibuilder.set_source(
     "argonishche._core",
-    '#include "argonishche_core.h"\n#include "code_identity.h"',
+    '#include "argonishche_core.h"',
     sources=[os.path.join(CSRC, name) for name in
              ("arena.c", "argon2.c", "blake2b.c", "code_identity.c", "cpu_features.c",
               "cpu_features_arm.c", "kernel_workout.c", "memory.c")],

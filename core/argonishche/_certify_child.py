@@ -112,15 +112,13 @@ def main(argv: list[str] | None = None) -> int:
 def child_environment(settings: Mapping[str, str]) -> dict[str, str]:
     """The child's environment: what finds the interpreter's and the module's files (the
     parent's ``sys.path``, explicitly), and the ``ARGONISHCHE_*`` *settings* in force."""
-    environ = {name: os.environ[name] for name in KEPT_VARIABLES if name in os.environ}
-    environ.update({name: value for name, value in os.environ.items()
-                    if name.startswith("ARGONISHCHE_")})
-    environ.update(settings)
+    from ._settings import environment_keeping
+
     # "" on sys.path is the working directory (python -c): the child's is the same, but -P
     # leaves it out, so name it.
-    environ["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p) if p else os.getcwd()
-                                            for p in sys.path)
-    environ["PYTHONDONTWRITEBYTECODE"] = "1"
+    path = os.pathsep.join(os.path.abspath(p) if p else os.getcwd() for p in sys.path)
+    environ = environment_keeping(KEPT_VARIABLES, **settings)
+    environ.update(PYTHONPATH=path, PYTHONDONTWRITEBYTECODE="1")
     return environ
 
 

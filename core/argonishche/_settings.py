@@ -166,6 +166,15 @@ def environment_with(**variables: str) -> dict[str, str]:
     return {**os.environ, **variables}
 
 
+def environment_keeping(kept: tuple[str, ...], **variables: str) -> dict[str, str]:
+    """A sanitized environment for a child process (a kernel module's certification): only the
+    variables *kept* and every ``ARGONISHCHE_*`` variable of this process, plus *variables*."""
+    environ = {name: value for name, value in os.environ.items()
+               if name in kept or name.startswith("ARGONISHCHE_")}
+    environ.update(variables)
+    return environ
+
+
 def user_cache_home(environ: Mapping[str, str] = os.environ) -> str | None:
     """The user's cache directory: ``$XDG_CACHE_HOME`` if absolute (as the XDG Base Directory
     specification says), else ``~/.cache``; None without a home directory."""

@@ -1,13 +1,14 @@
 /*
- * code_identity.c - see code_identity.h.
+ * code_identity.c - which shared object holds a function (see argonishche_code_file in
+ * argonishche_core.h): a certification is remembered for the code a kernel table points at, found
+ * from the pointers themselves, so that a Python module re-exporting another module's compiled
+ * kernels cannot carry a certification across a change of that code.
  */
 #if defined(__linux__) && !defined(_GNU_SOURCE)
 #define _GNU_SOURCE /* glibc declares dladdr and Dl_info only with it */
 #endif
 
-#include "code_identity.h"
-
-#include <stddef.h>
+#include "argonishche_core.h"
 
 #if !defined(_WIN32)
 #include <dlfcn.h>
