@@ -21,7 +21,7 @@ import pytest
 from support import REF_SOURCE, FakeEntryPoint, compiled_backend, make_registry, run_python, \
     state_of
 
-from argonishche import _backend_checks, _certify, _certify_child, _cli, _records, _settings
+from argonishche import _backend_checks, _certify, _certify_child, _cli, _cpu, _records, _settings
 from argonishche import hookspecs
 from argonishche.exceptions import SettingError
 
@@ -275,3 +275,27 @@ def test_the_child_is_used_only_for_third_party_backends(monkeypatch):
     reg = make_registry()
     assert all(record.builtin for record in reg.report())
     assert _backend_checks.needs_certification(reg.entries["ref"]) is False
+
+
+@pytest.mark.parametrize("unchanged", [True, False])
+def test_without_dladdr_the_module_file_must_be_the_one_the_child_loaded(
+        tmp_path, cache, monkeypatch, unchanged):
+    with compiled_backend(tmp_path, f"unidentified_kernels_{unchanged}", kernels_with(),
+                          name="unidentified", description="ref's kernels") as backend:
+        origin = _certify.module_origin(backend.kernel_module)
+        seen = _certify.signature(origin)
+        if not unchanged:
+            seen = (*seen[:3], seen[3] - 1)  # the child saw an older file
+
+        def child_without_dladdr(module_name, declared, *, settings, timeout):
+            return _certify_child.Verdict("passed", [], 0.1, 0.1, _cpu.identity(),
+                                          None, "no dladdr here", seen)
+        monkeypatch.setattr(_certify_child, "certify_in_child", child_without_dladdr)
+        if unchanged:
+            record = state_of(registry_with(backend), "unidentified")
+            assert record.state == "selected" and "certified now" in record.validation
+            assert not cache.exists()  # no record possible
+        else:
+            with pytest.warns(RuntimeWarning, match="cannot be identified"):
+                record = state_of(registry_with(backend), "unidentified")
+            assert record.state == "certification-failed"

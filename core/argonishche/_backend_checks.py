@@ -29,7 +29,6 @@ from __future__ import annotations
 import importlib
 import sys
 import time
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from . import _cpu, _features, _selftest
@@ -135,8 +134,10 @@ def certify(entry: BackendEntry, reference: CData | None, settings: Settings | N
     if recalled is not None and not recalled.passed:
         _refuse(entry, recalled.stage, recalled.failures, " (remembered from an earlier run)")
         return
-    expected, seconds = (recalled.code, 0.0) if recalled is not None else (None, 0.0)
-    if recalled is None:
+    expected, seconds, verdict = None, 0.0, None
+    if recalled is not None:
+        expected = recalled.code
+    else:
         verdict = _child(entry, settings)
         if verdict is None:
             return
@@ -144,9 +145,13 @@ def certify(entry: BackendEntry, reference: CData | None, settings: Settings | N
     table = _load(entry)
     if table is None:
         return
-    why = (_certify.verify_loaded(entry.module, table, expected) if expected is not None
-           else "its code could not be identified, so the code loaded cannot be shown to be "
-                "the code certified")
+    if expected is not None:
+        why = _certify.verify_loaded(entry.module, table, expected)
+    elif verdict is not None and verdict.origin_signature is not None and (
+            verdict.origin_signature == _certify.signature(origin or "")):
+        why = ""  # no dladdr here: the module's file, unchanged, is all that can be checked
+    else:
+        why = f"the code certified cannot be identified ({verdict.code_error})"
     if why and recalled is not None:  # the record named other code: certify what loaded
         _certify.forget(name, origin)
         certify(entry, reference, settings, force=True)
@@ -158,7 +163,8 @@ def certify(entry: BackendEntry, reference: CData | None, settings: Settings | N
     if not _selftest_passed(entry, table):
         return
     if recalled is None:
-        _certify.remember(name, origin, expected, passed=True, failures=[], seconds=seconds)
+        if expected is not None:
+            _certify.remember(name, origin, expected, passed=True, failures=[], seconds=seconds)
         entry.validation = f"self-test, certified now in a child process ({seconds:.2f} s)"
     else:
         entry.validation = "self-test, certified (remembered from an earlier run)"

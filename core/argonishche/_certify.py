@@ -22,7 +22,8 @@ quick checks cannot afford to reach:
   depend on ref, so that ref itself is certified too.
 
 A record counts only for the argonishche version and kernel ABI that wrote it (a newer version may
-check more) and for the CPU it was made on (a home directory shared over NFS).  A directory that cannot be written means "not remembered", never an error.
+check more) and for the CPU it was made on (a home directory shared over NFS).  A directory that
+cannot be written means "not remembered", never an error.
 """
 
 from __future__ import annotations
@@ -249,12 +250,13 @@ class Code(NamedTuple):
     @classmethod
     def from_json(cls, data: object) -> Code:
         """The inverse of :meth:`as_json`; ValueError (or TypeError, KeyError) if malformed."""
-        assert isinstance(data, dict)
-        files = tuple(CodeFile(str(path), str(sha), tuple(int(n) for n in signature))  # type: ignore[arg-type]
-                      for path, sha, signature in data["files"])
-        if any(len(f.signature) != 4 for f in files):
-            raise ValueError("a file signature is not four numbers")
-        return cls(files, tuple(int(n) for n in data["offsets"]))
+        if not isinstance(data, dict):
+            raise ValueError("not an object")
+        files = []
+        for path, sha256, numbers in data["files"]:
+            dev, inode, size, mtime_ns = (int(n) for n in numbers)
+            files.append(CodeFile(str(path), str(sha256), (dev, inode, size, mtime_ns)))
+        return cls(tuple(files), tuple(int(n) for n in data["offsets"]))
 
 
 def signature(path: str) -> tuple[int, int, int, int] | None:
@@ -397,7 +399,7 @@ def module_origin(name: str) -> str | None:
     if not origin or not os.path.isabs(origin):  # "built-in", "frozen", a namespace package
         file = getattr(module, "__file__", None)
         return os.path.normpath(file) if file and os.path.isabs(file) else None
-    return os.path.normpath(origin)
+    return os.path.normpath(str(origin))
 
 
 # ---- the records ------------------------------------------------------------------------------
@@ -506,8 +508,9 @@ def remember(module_name: str, origin: str | None, code: Code, *, passed: bool,
 def _in_process_code(module: ModuleType, table: CData) -> tuple[str, str | None, Code | None]:
     name = str(getattr(module, "__name__", "?"))
     origin = module_origin(name) if name in sys.modules else None
-    if origin is None and getattr(module, "__file__", None):
-        origin = os.path.normpath(os.path.abspath(module.__file__))
+    file = getattr(module, "__file__", None)
+    if origin is None and file:
+        origin = os.path.normpath(os.path.abspath(str(file)))
     code = code_of(module, table)
     return name, origin, code if isinstance(code, Code) else None
 

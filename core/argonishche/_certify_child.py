@@ -49,6 +49,9 @@ class Verdict(NamedTuple):
     cpu: str                  # the child's argonishche._cpu.identity()
     code: Any                 # argonishche._certify.Code it checked, or None
     code_error: str           # why the code could not be identified ("" if it was)
+    #: The kernel module file's signature before the child imported it, when the code behind
+    #: the table cannot be found on this system (no dladdr): what the parent can still check.
+    origin_signature: Any = None
 
 
 # ---- the child --------------------------------------------------------------------------------
@@ -78,6 +81,9 @@ def _check(module_name: str, declared: frozenset[str]) -> dict[str, Any]:
     code = _certify.code_of(module, table, before)
     if isinstance(code, str):
         answer["code_error"] = code
+        if isinstance(_certify.loaded_files(module, table), str) and origin:  # no dladdr
+            now = _certify.signature(origin)
+            answer["origin_signature"] = now if before and before[origin] == now else None
     else:
         answer["code"] = code.as_json()
     started = time.perf_counter()
@@ -130,7 +136,11 @@ def _signal_name(number: int) -> str:
 
 
 def _died(why: str, started: float) -> Verdict:
-    return Verdict("died", [why], time.perf_counter() - started, None, "", None, "")
+    return Verdict("died", [why], time.perf_counter() - started, None, "", None, "", None)
+
+
+def _origin_signature(numbers: Any) -> tuple[int, ...] | None:
+    return None if numbers is None else tuple(int(n) for n in numbers)
 
 
 def certify_in_child(module_name: str, declared: frozenset[str], *,
@@ -180,7 +190,8 @@ def certify_in_child(module_name: str, declared: frozenset[str], *,
         verdict = Verdict(str(data["stage"]), [str(line) for line in data["failures"]],
                           time.perf_counter() - started,
                           None if data["selftest_ms"] is None else float(data["selftest_ms"]),
-                          str(data["cpu"]), code, str(data["code_error"]))
+                          str(data["cpu"]), code, str(data["code_error"]),
+                          _origin_signature(data.get("origin_signature")))
     except (ValueError, TypeError, KeyError, AssertionError) as exc:
         return _died(f"the certification child's answer could not be read ({exc})", started)
     if verdict.stage not in (PASSED, UNSUPPORTED, LOAD, SELFTEST, CERTIFICATION):
