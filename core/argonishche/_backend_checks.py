@@ -151,7 +151,8 @@ def certify(entry: BackendEntry, reference: CData | None, settings: Settings | N
             verdict.origin_signature == _certify.signature(origin or "")):
         why = ""  # no dladdr here: the module's file, unchanged, is all that can be checked
     else:
-        why = f"the code certified cannot be identified ({verdict.code_error})"
+        why = ("the code certified cannot be identified"
+               + (f" ({verdict.code_error})" if verdict is not None else ""))
     if why and recalled is not None:  # the record named other code: certify what loaded
         _certify.forget(name, origin)
         certify(entry, reference, settings, force=True)

@@ -311,37 +311,30 @@ def loaded_files(module: ModuleType, table: CData) -> tuple[list[str], tuple[int
     return sorted(paths), tuple(offsets)
 
 
-def _mapped_files(addresses: tuple[int, ...]) -> list[tuple[int, int]] | None:
-    """(device, inode) of the file mapped at each of *addresses*, from Linux's
-    /proc/self/maps; None elsewhere, or if it cannot be read."""
-    try:
-        with open("/proc/self/maps", encoding="utf-8", errors="replace") as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return None
-    found: list[tuple[int, int]] = []
-    for address in addresses:
-        for line in lines:
-            fields = line.split(None, 5)
-            low, _, high = fields[0].partition("-")
-            if len(fields) >= 5 and int(low, 16) <= address < int(high, 16):
-                major, _, minor = fields[3].partition(":")
-                found.append((os.makedev(int(major, 16), int(minor, 16)), int(fields[4])))
-                break
-        else:
-            return None
-    return found
-
-
 def _mapping_mismatch(table: CData, files: tuple[CodeFile, ...]) -> str:
     """Why the kernels do not run from one of *files* as hashed ("" if they do, or if this
-    system cannot tell)."""
-    mapped = _mapped_files(_kernel_addresses(table))
-    if mapped is None:
+    system cannot tell): Linux's /proc/self/maps names the file (device, inode) each mapping
+    comes from; a file replaced since it was mapped is another inode, or "(deleted)"."""
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError:
         return ""
     known = {(f.signature[0], f.signature[1]) for f in files}
-    if any(where not in known for where in mapped):
-        return "the kernels run from a file that is no longer the one at their path"
+    paths = tuple(" " + os.path.realpath(f.path) for f in files)
+    ranges = []
+    for line in text.splitlines():
+        if not line.endswith(paths):  # only the few mappings of these files need parsing
+            continue
+        fields = line.split(None, 5)
+        low, _, high = fields[0].partition("-")
+        major, _, minor = fields[3].partition(":")
+        ranges.append((int(low, 16), int(high, 16),
+                       (os.makedev(int(major, 16), int(minor, 16)), int(fields[4]))))
+    for address in _kernel_addresses(table):
+        where = next((file for low, high, file in ranges if low <= address < high), None)
+        if where is None or where not in known:
+            return "the kernels run from a file that is no longer the one at their path"
     return ""
 
 
@@ -429,9 +422,10 @@ def cache_directory() -> str | None:
     return _records.directory(RECORD_KIND)
 
 
-def record_path(module_name: str, origin: str | None) -> str | None:
+def record_path(module_name: str, origin: str | None, cpu: str | None = None) -> str | None:
     """Where the record of the kernel module *module_name* loaded from *origin* is, on this
-    CPU, for this argonishche and ABI (None: no cache directory, or no file to key on)."""
+    CPU (*cpu*: its identity, if known), for this argonishche and ABI (None: no cache
+    directory, or no file to key on)."""
     import hashlib
 
     from . import _cpu
@@ -439,18 +433,16 @@ def record_path(module_name: str, origin: str | None) -> str | None:
     directory = cache_directory()
     if directory is None or origin is None:
         return None
-    slot = "\0".join((module_name, origin, _cpu.identity(), __version__,
+    slot = "\0".join((module_name, origin, cpu or _cpu.identity(), __version__,
                       str(lib.ARGONISHCHE_KERNEL_ABI)))
     return os.path.join(directory, hashlib.sha256(slot.encode()).hexdigest())
 
 
-def _valid_fields(fields: dict[str, list[str]] | None, module_name: str) -> bool:
-    from . import _cpu
-
+def _valid_fields(fields: dict[str, list[str]] | None, module_name: str, cpu: str) -> bool:
     return (fields is not None and fields.get("module") == [module_name]
             and fields.get("argonishche") == [__version__]
             and fields.get("kernel_abi") == [str(lib.ARGONISHCHE_KERNEL_ABI)]
-            and fields.get("cpu") == [_cpu.identity()]
+            and fields.get("cpu") == [cpu]
             and fields.get("passed") in (["yes"], ["no"]) and len(fields.get("key", [])) == 1)
 
 
@@ -458,9 +450,12 @@ def recall(module_name: str, origin: str | None) -> Recalled | None:
     """The record for the kernel module *module_name* (loaded from *origin*), if it is valid for
     the files it names as they are now: each is hashed (and stat'ed, so that the module can be
     checked after it is imported to have loaded them unchanged).  Nothing is imported."""
-    path = record_path(module_name, origin)
+    from . import _cpu
+
+    cpu = _cpu.identity()  # once: it takes a quarter of a millisecond
+    path = record_path(module_name, origin, cpu)
     fields = None if path is None else _records.read(path)
-    if fields is None or not _valid_fields(fields, module_name):
+    if fields is None or not _valid_fields(fields, module_name, cpu):
         return None
     files = []
     for line in fields.get("code", []):
@@ -474,7 +469,7 @@ def recall(module_name: str, origin: str | None) -> Recalled | None:
     except ValueError:
         return None
     code = Code(tuple(files), offsets)
-    if not files or code.key() != fields["key"][0]:
+    if not files or code.key(cpu) != fields["key"][0]:
         return None
     return Recalled(fields["passed"] == ["yes"], fields.get("failure", []),
                     fields.get("stage", ["certification"])[0], code)
@@ -492,14 +487,15 @@ def remember(module_name: str, origin: str | None, code: Code, *, passed: bool,
     """Write the record of *code*'s outcome; one that cannot be written is not remembered."""
     from . import _cpu
 
-    path = record_path(module_name, origin)
+    cpu = _cpu.identity()
+    path = record_path(module_name, origin, cpu)
     if path is None:
         return
     _records.write(path, [
-        ("key", code.key()), ("passed", "yes" if passed else "no"), ("stage", stage),
+        ("key", code.key(cpu)), ("passed", "yes" if passed else "no"), ("stage", stage),
         ("date", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())),
         ("argonishche", __version__), ("kernel_abi", str(lib.ARGONISHCHE_KERNEL_ABI)),
-        ("cpu", _cpu.identity()), ("module", module_name), ("file", origin or "?"),
+        ("cpu", cpu), ("module", module_name), ("file", origin or "?"),
         ("offsets", " ".join(map(str, code.offsets))),
         *(("code", f"{f.sha256} {f.path}") for f in code.files),
         ("seconds", f"{seconds:.3f}"), *(("failure", line) for line in failures)])
@@ -524,9 +520,13 @@ def remember_failure(module: ModuleType, table: CData, reasons: list[str]) -> No
 
 
 def _recall_code(name: str, origin: str | None, code: Code) -> tuple[bool, list[str]] | None:
-    path = record_path(name, origin)
+    from . import _cpu
+
+    cpu = _cpu.identity()
+    path = record_path(name, origin, cpu)
     fields = None if path is None else _records.read(path)
-    if fields is None or not _valid_fields(fields, name) or fields["key"] != [code.key()]:
+    if (fields is None or not _valid_fields(fields, name, cpu)
+            or fields["key"] != [code.key(cpu)]):
         return None
     return fields["passed"] == ["yes"], fields.get("failure", [])
 
