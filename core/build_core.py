@@ -75,8 +75,8 @@ ffibuilder.set_source(
     "argonishche._core",
     '#include "argonishche_core.h"',
     sources=[os.path.join(CSRC, name) for name in
-             ("arena.c", "argon2.c", "blake2b.c", "cpu_features.c", "cpu_features_arm.c",
-              "kernel_workout.c", "memory.c")],
+             ("arena.c", "argon2.c", "blake2b.c", "code_identity.c", "cpu_features.c",
+              "cpu_features_arm.c", "kernel_workout.c", "memory.c")],
     include_dirs=[CSRC, INCLUDE],
     # Rebuilt when a header changes too, not only a .c file (see headers_beside).
     depends=sorted(os.path.join(d, name) for d in (CSRC, INCLUDE) for name in os.listdir(d)
@@ -84,7 +84,9 @@ ffibuilder.set_source(
     # Optimisation only: the core must import on any CPU of its architecture, so no ISA flags here.
     extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra"],
     # Windows threads come with the C runtime (core/csrc/platform.h); POSIX links pthreads.
-    libraries=[] if sys.platform == "win32" else ["pthread"],
+    # dladdr (code_identity.c) is in libdl before glibc 2.34 (an empty stub library after it).
+    libraries=([] if sys.platform == "win32" else ["pthread"])
+    + (["dl"] if sys.platform.startswith("linux") else []),
 )
 
 if __name__ == "__main__":

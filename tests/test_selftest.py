@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import hashlib
 import os
+import pathlib
 import stat
+import sys
 import types
 
 import pytest
 
 import argonishche.testing as conformance
-from argonishche import _certify, _cli, _registry, _selftest
+from argonishche import _certify, _cli, _records, _registry, _selftest
 from argonishche._core import ffi
 
 
@@ -165,17 +167,22 @@ def test_certification_compares_argon2_with_ref_and_known_answers(ref):
 
 
 # ---- the cache ------------------------------------------------------------------------------
+#
+# The records are keyed on the code behind the kernel table: here ref's real table (its shared
+# object, found with dladdr) and a module file of our own, which stands for a Python module
+# re-exporting the compiled one (tests/test_certify_child.py changes compiled code itself).
 
 
 @pytest.fixture
-def cache(tmp_path, monkeypatch):
-    """An empty cache directory of our own, and a module file to certify."""
+def cache(tmp_path, monkeypatch, ref):
+    """An empty cache directory of our own, and a module (file) and kernel table to certify."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    path = tmp_path / "kernels.so"
-    path.write_bytes(b"pretend machine code")
+    path = tmp_path / "kernels.py"
+    path.write_bytes(b"from argonishche_backends._ref import ffi, lib")
+    directory = tmp_path / "cache" / "argonishche" / "certified"
     return types.SimpleNamespace(
-        directory=tmp_path / "cache" / "argonishche" / "certified",
-        module=types.SimpleNamespace(__name__="kernels", __file__=str(path)), path=path)
+        directory=directory, module=types.SimpleNamespace(__name__="kernels", __file__=str(path)),
+        path=path, table=ref, records=lambda: sorted(directory.iterdir()))
 
 
 def fake_checks(monkeypatch, found):
@@ -186,60 +193,100 @@ def fake_checks(monkeypatch, found):
 
 
 @pytest.mark.parametrize("found", [[], ["BLAKE2b F over a run of 8193 blocks in one call"]])
-def test_outcome_is_remembered_by_content_hash(cache, monkeypatch, found):
+def test_outcome_is_remembered_by_the_code_behind_the_table(cache, monkeypatch, found):
     calls = fake_checks(monkeypatch, found)
-    first = _certify.certify(cache.module, "table")
+    first = _certify.certify(cache.module, cache.table)
     assert (first.passed, first.failures, first.cached) == (not found, found, False)
-    again = _certify.certify(cache.module, "table")
+    again = _certify.certify(cache.module, cache.table)
     assert (again.passed, again.failures, again.cached) == (not found, found, True)
-    assert len(calls) == 1 and _certify.is_certified(cache.module) is not found
-    record = (cache.directory / hashlib.sha256(cache.path.read_bytes()).hexdigest()).read_text()
-    assert "argonishche: " in record and "kernel_abi: " in record and "date: " in record
-    cache.path.write_bytes(b"other machine code")  # another file: certified again
-    assert not _certify.is_certified(cache.module)
-    assert _certify.certify(cache.module, "table").cached is False and len(calls) == 2
+    assert len(calls) == 1 and _certify.is_certified(cache.module, cache.table) is not found
+    [record] = cache.records()
+    text = record.read_text()
+    assert "argonishche: " in text and "kernel_abi: " in text and "date: " in text
+    # The shared object holding the kernels, found from the pointers, and the module's file.
+    ref_file = sys.modules["argonishche_backends._ref"].__file__
+    for path in (ref_file, cache.path):
+        sha256 = hashlib.sha256(pathlib.Path(path).read_bytes()).hexdigest()
+        assert f"code: {sha256} {os.path.normpath(path)}\n" in text
+    cache.path.write_bytes(b"other code")  # another file: certified again
+    assert not _certify.is_certified(cache.module, cache.table)
+    assert _certify.certify(cache.module, cache.table).cached is False and len(calls) == 2
 
 
 def test_forced_certification_runs_again(cache, monkeypatch):
     calls = fake_checks(monkeypatch, [])
-    _certify.certify(cache.module, "table")
-    assert _certify.certify(cache.module, "table", force=True).cached is False
+    _certify.certify(cache.module, cache.table)
+    assert _certify.certify(cache.module, cache.table, force=True).cached is False
     assert len(calls) == 2
 
 
 def test_a_record_of_another_version_does_not_count(cache, monkeypatch):
     fake_checks(monkeypatch, [])
-    _certify.certify(cache.module, "table")
+    _certify.certify(cache.module, cache.table)
     monkeypatch.setattr(_certify, "__version__", "99.0")
-    assert not _certify.is_certified(cache.module)
+    assert not _certify.is_certified(cache.module, cache.table)
+
+
+def test_a_record_made_on_another_cpu_does_not_count(cache, monkeypatch):
+    from argonishche import _cpu
+
+    fake_checks(monkeypatch, [])
+    _certify.certify(cache.module, cache.table)
+    assert _certify.is_certified(cache.module, cache.table)
+    [record] = cache.records()
+    monkeypatch.setattr(_cpu, "identity", lambda: "x86_64 AuthenticAMD signature=00a20f12")
+    assert not _certify.is_certified(cache.module, cache.table)
+    # Not even the same file read under the other identity: the record's cpu line differs.
+    path = _certify.record_path("kernels", os.path.normpath(str(cache.path)))
+    os.replace(record, path)
+    assert not _certify.is_certified(cache.module, cache.table)
 
 
 def test_unwritable_cache_means_not_remembered(cache, monkeypatch):
     calls = fake_checks(monkeypatch, [])
     cache.directory.parent.mkdir(parents=True)
     cache.directory.write_text("a file where the directory should be")
-    assert _certify.certify(cache.module, "table").passed
-    assert not _certify.is_certified(cache.module)
-    assert _certify.certify(cache.module, "table").cached is False and len(calls) == 2
+    assert _certify.certify(cache.module, cache.table).passed
+    assert not _certify.is_certified(cache.module, cache.table)
+    assert _certify.certify(cache.module, cache.table).cached is False and len(calls) == 2
 
 
 def test_a_record_anyone_else_could_have_written_does_not_count(cache, monkeypatch):
     calls = fake_checks(monkeypatch, [])
-    _certify.certify(cache.module, "table")
-    record = cache.directory / hashlib.sha256(cache.path.read_bytes()).hexdigest()
+    monkeypatch.setattr(_records, "ignored", {})
+    _certify.certify(cache.module, cache.table)
+    [record] = cache.records()
     assert stat.S_IMODE(record.stat().st_mode) == 0o600
     assert stat.S_IMODE(cache.directory.stat().st_mode) == 0o700
-    assert _certify.is_certified(cache.module)
+    assert _certify.is_certified(cache.module, cache.table)
     record.chmod(0o664)   # a forged "passed: yes" by someone of the group
-    assert not _certify.is_certified(cache.module)
+    assert not _certify.is_certified(cache.module, cache.table)
+    assert "writable by others" in _records.ignored[str(record)]
     record.chmod(0o600)
     cache.directory.chmod(0o777)   # or planted in a directory anyone may write
-    assert not _certify.is_certified(cache.module)
+    assert not _certify.is_certified(cache.module, cache.table)
+    assert "directory" in _records.ignored[str(record)]
     cache.directory.chmod(0o700)
     record.unlink()
     record.symlink_to("/dev/zero")   # no unbounded read, no exception
-    assert not _certify.is_certified(cache.module)
+    assert not _certify.is_certified(cache.module, cache.table)
+    assert _records.ignored[str(record)] == "a symbolic link"
+    record.unlink()
+    os.mkfifo(record)   # no hang: opened without blocking, refused as not a regular file
+    assert not _certify.is_certified(cache.module, cache.table)
+    assert _records.ignored[str(record)] == "not a regular file"
     assert len(calls) == 1
+
+
+def test_ignored_records_are_noted_in_info(cache, monkeypatch):
+    from argonishche import _info
+
+    monkeypatch.setattr(_records, "ignored", {"/somewhere/record": "writable by others "
+                                                                   "(mode 0666)"})
+    report = _info.collect(cpuinfo=False)
+    assert report["ignored_records"] == [["/somewhere/record", "writable by others (mode 0666)"]]
+    assert ("Ignored record /somewhere/record: writable by others (mode 0666)"
+            in _info.render(report))
 
 
 def test_cache_location(monkeypatch, tmp_path):
@@ -251,21 +298,37 @@ def test_cache_location(monkeypatch, tmp_path):
                                                       "certified")
 
 
-def test_module_without_a_file_is_certified_every_time(cache, monkeypatch):
+def test_kernels_whose_code_cannot_be_found_are_certified_every_time(cache, monkeypatch, ref):
+    # A kernel table made of cffi callbacks lies in no shared object: no record is possible.
     calls = fake_checks(monkeypatch, [])
-    module = types.SimpleNamespace(__name__="builtin")
-    assert _certify.certify(module, "table").cached is False
-    assert _certify.certify(module, "table").cached is False and len(calls) == 2
-    assert not _certify.is_certified(module)
+    wrapped = WrappedKernels(ref)
+    assert _certify.certify(cache.module, wrapped.table).cached is False
+    assert _certify.certify(cache.module, wrapped.table).cached is False and len(calls) == 2
+    assert not _certify.is_certified(cache.module, wrapped.table)
+    assert not cache.directory.exists()
 
 
 def test_a_check_that_cannot_run_fails_and_is_not_remembered(cache, monkeypatch):
     def missing(table, reference=None):
         raise ImportError("No module named 'argonishche_backends'")
     monkeypatch.setattr(_certify, "failures", missing)
-    result = _certify.certify(cache.module, "table")
+    result = _certify.certify(cache.module, cache.table)
     assert not result.passed and "could not run" in result.failures[0]
     assert not cache.directory.exists()
+
+
+def test_a_failure_remembered_by_the_witness_is_refused_until_certified_again(cache,
+                                                                               monkeypatch):
+    calls = fake_checks(monkeypatch, [])
+    _certify.certify(cache.module, cache.table)
+    assert _certify.is_certified(cache.module, cache.table)
+    _certify.remember_failure(cache.module, cache.table, ["Argon2id tag differs from ref's"])
+    assert not _certify.is_certified(cache.module, cache.table)
+    again = _certify.certify(cache.module, cache.table)
+    assert (again.passed, again.cached, again.failures) == (
+        False, True, ["Argon2id tag differs from ref's"])
+    assert _certify.certify(cache.module, cache.table, force=True).passed  # selftest --full
+    assert _certify.is_certified(cache.module, cache.table) and len(calls) == 2
 
 
 def test_selftest_full_certifies_every_usable_backend(cache, capsys):

@@ -11,9 +11,15 @@
 4. The quick self-test: known answers through the same C driver that hashes for users, and the
    kernels called where the reported bugs showed (far references, long runs of blocks).
 5. For a backend that is not argonishche's own: the certification (:mod:`argonishche._certify`,
-   differential against ``ref`` at sizes the self-test cannot afford), run the first time a
-   module file is seen on this machine and remembered by its SHA-256.  A third-party backend is
-   never used uncertified, and cannot be certified without a usable ``ref`` to compare with.
+   differential against ``ref`` at sizes the self-test cannot afford), run the first time its
+   code is seen on this machine and remembered by the SHA-256 of that code and this CPU's
+   identity.  A third-party backend is never used uncertified, and cannot be certified without
+   a usable ``ref`` to compare with.
+
+For a third-party backend, steps 2 to 5 run first in a child interpreter
+(:mod:`argonishche._certify_child`), before this process imports the kernel module: a kernel that
+crashes or hangs costs that backend, not the process.  A valid record skips the child; either
+way this process then checks that the code it loaded is the code that was certified.
 
 A failure sets the entry's state and reason and warns; it never raises.
 """
@@ -21,13 +27,15 @@ A failure sets the entry's state and reason and warns; it never raises.
 from __future__ import annotations
 
 import importlib
+import sys
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import _cpu, _features, _selftest
 from ._core import ffi, lib
 from ._warn import warn
 from ._discovery import (
+    AVAILABLE,
     CERTIFICATION_FAILED,
     LOAD_FAILED,
     SELFTEST_FAILED,
@@ -40,37 +48,55 @@ if TYPE_CHECKING:
     from types import ModuleType
 
     from ._core import CData
+    from ._settings import Settings
 
 TABLE_TYPE = "const argonishche_kernel_table *"
 
 
 def check(entry: BackendEntry) -> None:
-    """Run the checks on *entry*; on success ``entry.table`` is set and the state unchanged."""
+    """Run the checks on *entry*; on success ``entry.table`` is set and the state unchanged.
+
+    A third-party backend gets the CPU gate only: :func:`certify` does the rest, child first."""
     backend = entry.backend
     missing = backend.cpu_features - _cpu.features()
     if missing:
         entry.state = UNSUPPORTED_CPU
         entry.reason = unsupported_reason(missing)
         return
+    if not entry.builtin:
+        return
+    table = _load(entry)
+    if table is not None and _selftest_passed(entry, table):
+        entry.validation = "self-test"
+        entry.table = table
+
+
+def _load(entry: BackendEntry) -> CData | None:
+    """Import *entry*'s kernel module and check its table; None (and the entry failed) if not."""
+    backend = entry.backend
     try:
         entry.module = importlib.import_module(backend.kernel_module)
         table = kernel_table(entry.module)
         check_compiled_for(table, backend.cpu_features)
     except Exception as exc:  # noqa: BLE001 - a broken plugin is reported, never fatal
-        entry.state = LOAD_FAILED
-        entry.reason = f"kernel module {backend.kernel_module}: {exc}"
-        _warn(entry, "is not used")
-        return
+        _fail(entry, LOAD_FAILED, f"kernel module {backend.kernel_module}: {exc}", "is not used")
+        return None
+    return table
+
+
+def _selftest_passed(entry: BackendEntry, table: CData) -> bool:
     started = time.perf_counter()
     failures = _selftest.run(table)
     entry.selftest_ms = (time.perf_counter() - started) * 1e3
     if failures:
-        entry.state = SELFTEST_FAILED
-        entry.reason = "wrong result for " + "; ".join(failures)
-        _warn(entry, "failed its self-test and is excluded")
-        return
-    entry.validation = "self-test"
-    entry.table = table
+        _fail(entry, SELFTEST_FAILED, "wrong result for " + "; ".join(failures),
+              "failed its self-test and is excluded")
+    return not failures
+
+
+def _fail(entry: BackendEntry, state: str, reason: str, what: str) -> None:
+    entry.state, entry.reason, entry.table = state, reason, None
+    _warn(entry, what)
 
 
 def unsupported_reason(missing: frozenset[str]) -> str:
@@ -82,25 +108,108 @@ def unsupported_reason(missing: frozenset[str]) -> str:
     return reason
 
 
-def certify(entry: BackendEntry, reference: CData | None) -> None:
-    """Certify a third-party *entry* that passed :func:`check` against ref's table *reference*
-    (None: ref is not usable here, so nothing can vouch for the entry)."""
+def needs_certification(entry: BackendEntry) -> bool:
+    """Whether :func:`certify` is still to run on *entry* (third-party, past the CPU gate)."""
+    return not entry.builtin and entry.state == AVAILABLE and entry.table is None
+
+
+def certify(entry: BackendEntry, reference: CData | None, settings: Settings | None = None,
+            *, force: bool = False) -> None:
+    """Certify a third-party *entry* that passed :func:`check`'s CPU gate against ref's table
+    *reference* (None: ref is not usable here, so nothing can vouch for the entry), then load
+    it.  *settings*: the registry's (the child's ``ARGONISHCHE_*`` and its timeout); *force*:
+    certify again even if a record says it passed or failed (``selftest --full``)."""
     if reference is None:
-        entry.state, entry.table = CERTIFICATION_FAILED, None
-        entry.reason = ("not certified: the ref backend, which a third-party backend is "
-                        "compared with, is not usable here")
-        _warn(entry, "is not used")
+        _fail(entry, CERTIFICATION_FAILED, "not certified: the ref backend, which a third-party "
+              "backend is compared with, is not usable here", "is not used")
         return
     from . import _certify  # only with third-party backends: it costs ~2 ms to import
 
-    result = _certify.certify(entry.module, entry.table, reference=reference)
-    if not result.passed:
-        entry.state, entry.table = CERTIFICATION_FAILED, None
-        entry.reason = "certification found wrong results: " + "; ".join(result.failures)
-        _warn(entry, "failed its certification and is excluded")
+    name = entry.backend.kernel_module
+    if name in sys.modules:  # imported already (by its plugin): check it before anything runs
+        if _load(entry) is None:
+            return
+    origin = _certify.module_origin(name)
+    recalled = None if force else _certify.recall(name, origin)
+    if recalled is not None and not recalled.passed:
+        _refuse(entry, recalled.stage, recalled.failures, " (remembered from an earlier run)")
         return
-    entry.validation = ("self-test, certified (remembered from an earlier run)" if result.cached
-                        else f"self-test, certified now ({result.seconds:.2f} s)")
+    expected, seconds, verdict = None, 0.0, None
+    if recalled is not None:
+        expected = recalled.code
+    else:
+        verdict = _child(entry, settings)
+        if verdict is None:
+            return
+        expected, seconds = verdict.code, verdict.seconds
+    table = _load(entry)
+    if table is None:
+        return
+    if expected is not None:
+        why = _certify.verify_loaded(entry.module, table, expected)
+    elif verdict is not None and verdict.origin_signature is not None and (
+            verdict.origin_signature == _certify.signature(origin or "")):
+        why = ""  # no dladdr here: the module's file, unchanged, is all that can be checked
+    else:
+        why = ("the code certified cannot be identified"
+               + (f" ({verdict.code_error})" if verdict is not None else ""))
+    if why and recalled is not None:  # the record named other code: certify what loaded
+        _certify.forget(name, origin)
+        certify(entry, reference, settings, force=True)
+        return
+    if why:
+        _fail(entry, CERTIFICATION_FAILED, f"not used: {why}; a new process certifies it again",
+              "is not used")
+        return
+    if not _selftest_passed(entry, table):
+        return
+    if recalled is None:
+        if expected is not None:
+            _certify.remember(name, origin, expected, passed=True, failures=[], seconds=seconds)
+        entry.validation = f"self-test, certified now in a child process ({seconds:.2f} s)"
+    else:
+        entry.validation = "self-test, certified (remembered from an earlier run)"
+    entry.table = table
+
+
+def _child(entry: BackendEntry, settings: Settings | None) -> Any:
+    """Certify *entry* in a child interpreter: its verdict if it passed, else None (the entry
+    failed, and a wrong result is remembered for its code)."""
+    from . import _certify, _certify_child, _settings
+
+    settings = _settings.current() if settings is None else settings
+    name = entry.backend.kernel_module
+    verdict = _certify_child.certify_in_child(name, entry.backend.cpu_features,
+                                              settings=settings.given,
+                                              timeout=settings.certify_timeout)
+    if verdict.stage == _certify_child.PASSED and verdict.cpu != _cpu.identity():
+        _fail(entry, CERTIFICATION_FAILED, f"not certified: the certification child ran on "
+              f"another CPU ({verdict.cpu}) than this process ({_cpu.identity()})", "is not used")
+        return None
+    if verdict.stage == _certify_child.PASSED:
+        return verdict
+    if verdict.stage == _certify_child.UNSUPPORTED:
+        entry.state, entry.reason = UNSUPPORTED_CPU, verdict.failures[0]
+    elif verdict.stage == _certify_child.LOAD:
+        _fail(entry, LOAD_FAILED, verdict.failures[0], "is not used")
+    elif verdict.stage == "died":
+        _fail(entry, CERTIFICATION_FAILED, verdict.failures[0], "is not used")
+    else:
+        _refuse(entry, verdict.stage, verdict.failures, "")
+        if verdict.code is not None and verdict.cpu == _cpu.identity():
+            _certify.remember(name, _certify.module_origin(name), verdict.code, passed=False,
+                              failures=verdict.failures, seconds=verdict.seconds,
+                              stage=verdict.stage)
+    return None
+
+
+def _refuse(entry: BackendEntry, stage: str, failures: list[str], remembered: str) -> None:
+    if stage == "selftest":
+        _fail(entry, SELFTEST_FAILED, "wrong result for " + "; ".join(failures) + remembered,
+              "failed its self-test and is excluded")
+    else:
+        _fail(entry, CERTIFICATION_FAILED, "certification found wrong results: "
+              + "; ".join(failures) + remembered, "failed its certification and is excluded")
 
 
 def kernel_table(module: ModuleType) -> CData:

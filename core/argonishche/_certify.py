@@ -1,8 +1,9 @@
 """Certification: the full check of a compiled kernel module, run once per module file and machine.
 
 The start-up self-test (:mod:`argonishche._selftest`) has a fraction of a millisecond per backend.
-Certification runs what costs more, the first time a kernel module's file is seen, and remembers
-the outcome by the file's SHA-256 in a per-user cache directory (:func:`cache_directory`).  On top
+Certification runs what costs more, the first time a kernel module's code is seen, and remembers
+the outcome by the SHA-256 of that code (every file holding the kernels, see :class:`Code`) and
+this CPU's identity in a per-user cache directory (:func:`cache_directory`).  On top
 of the quick self-test with every known-answer vector it checks, each for a bug class that the
 quick checks cannot afford to reach:
 
@@ -25,8 +26,9 @@ quick checks cannot afford to reach:
 * Argon2 known answers of 1 to 4 MiB computed with argon2-cffi (phc-winner-argon2), which do not
   depend on ref, so that ref itself is certified too.
 
-A record counts only for the argonishche version and kernel ABI that wrote it: a newer version may
-check more.  A directory that cannot be written means "not remembered", never an error.
+A record counts only for the argonishche version and kernel ABI that wrote it (a newer version may
+check more) and for the CPU it was made on (a home directory shared over NFS).  A directory that
+cannot be written means "not remembered", never an error.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from __future__ import annotations
 import functools
 import importlib
 import os
+import sys
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, NamedTuple
@@ -235,7 +238,197 @@ def failures(table: CData, reference: CData | None = None) -> list[str]:
             + blake2b_failures(table) + argon2_failures(table, reference))
 
 
-# ---- the cache --------------------------------------------------------------------------------
+# ---- the code that runs -----------------------------------------------------------------------
+#
+# A record is valid for the code that runs, not for a module's file: the kernel table's functions
+# are found in the shared objects that hold them (dladdr on the pointers), and every one of those
+# files is hashed, together with the kernel module's own file (a Python module re-exporting another
+# module's kernels is then keyed on the compiled code too).  A file replaced while it is loaded and
+# hashed (a concurrent ``pip install -U``) must not have the old code's outcome recorded under the
+# new file's hash, nor the new file used under the old's: each file is stat'ed before it is hashed
+# and after the module is loaded, and on Linux the mapping the kernels run from must be that file.
+
+
+class CodeFile(NamedTuple):
+    """One file of the code behind a kernel table, as it was hashed."""
+
+    path: str
+    sha256: str
+    #: (st_dev, st_ino, st_size, st_mtime_ns) before it was hashed (and unchanged after).
+    signature: tuple[int, int, int, int]
+
+
+class Code(NamedTuple):
+    """The code behind a kernel table: its files, and where in them the kernels lie."""
+
+    files: tuple[CodeFile, ...]   # sorted by path
+    offsets: tuple[int, ...]      # each kernel's address minus its shared object's load address
+
+    def key(self, cpu: str | None = None) -> str:
+        """What a record is valid for: these files' contents and the kernels' places in them,
+        this CPU (*cpu*: its :func:`argonishche._cpu.identity`), this argonishche and ABI."""
+        import hashlib
+
+        from . import _cpu
+
+        lines = [f"code {f.sha256} {f.path}" for f in self.files]
+        lines += [f"offsets {' '.join(map(str, self.offsets))}",
+                  f"cpu {_cpu.identity() if cpu is None else cpu}",
+                  f"argonishche {__version__}", f"kernel_abi {lib.ARGONISHCHE_KERNEL_ABI}"]
+        return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+    def as_json(self) -> dict[str, object]:
+        return {"files": [list(f) for f in self.files], "offsets": list(self.offsets)}
+
+    @classmethod
+    def from_json(cls, data: object) -> Code:
+        """The inverse of :meth:`as_json`; ValueError (or TypeError, KeyError) if malformed."""
+        if not isinstance(data, dict):
+            raise ValueError("not an object")
+        files = []
+        for path, sha256, numbers in data["files"]:
+            dev, inode, size, mtime_ns = (int(n) for n in numbers)
+            files.append(CodeFile(str(path), str(sha256), (dev, inode, size, mtime_ns)))
+        return cls(tuple(files), tuple(int(n) for n in data["offsets"]))
+
+
+def signature(path: str) -> tuple[int, int, int, int] | None:
+    """(device, inode, size, mtime in ns) of the file at *path*; None if it cannot be stat'ed."""
+    try:
+        status = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns
+
+
+def hash_file(path: str) -> CodeFile | None:
+    """*path*'s SHA-256 with its signature, if it stayed the same while it was read; else None
+    (or not a regular file, or unreadable)."""
+    import hashlib
+
+    before = signature(path)
+    digest = hashlib.sha256()
+    try:
+        if before is None or not os.path.isfile(path):
+            return None
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                digest.update(chunk)
+    except OSError:
+        return None
+    return CodeFile(path, digest.hexdigest(), before) if signature(path) == before else None
+
+
+def _kernel_addresses(table: CData) -> tuple[int, ...]:
+    return tuple(int(ffi.cast("uintptr_t", kernel))
+                 for kernel in (table.blake2b_compress, table.argon2_fill_block))
+
+
+def loaded_files(module: ModuleType, table: CData) -> tuple[list[str], tuple[int, ...]] | str:
+    """(the files of the code behind *table* from *module*, sorted; the kernels' offsets in
+    their shared objects), or why they cannot be known (then no record is possible)."""
+    base = ffi.new("uintptr_t *")
+    paths, offsets = set(), []
+    for address in _kernel_addresses(table):
+        name = lib.argonishche_code_file(ffi.cast("void *", address), base)
+        if name == ffi.NULL:
+            return "the shared object holding the kernels cannot be found (no dladdr here)"
+        path = os.fsdecode(ffi.string(name))
+        if not os.path.isabs(path):
+            return f"the kernels lie in {path!r}, not a file found by an absolute path"
+        paths.add(os.path.normpath(path))
+        offsets.append(address - base[0])
+    file = getattr(module, "__file__", None)
+    if file:
+        paths.add(os.path.normpath(os.path.abspath(file)))
+    return sorted(paths), tuple(offsets)
+
+
+def _mapping_mismatch(table: CData, files: tuple[CodeFile, ...]) -> str:
+    """Why the kernels do not run from one of *files* as hashed ("" if they do, or if this
+    system cannot tell): Linux's /proc/self/maps names the file (device, inode) each mapping
+    comes from; a file replaced since it was mapped is another inode, or "(deleted)"."""
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return ""
+    known = {(f.signature[0], f.signature[1]) for f in files}
+    paths = tuple(" " + os.path.realpath(f.path) for f in files)
+    ranges = []
+    for line in text.splitlines():
+        if not line.endswith(paths):  # only the few mappings of these files need parsing
+            continue
+        fields = line.split(None, 5)
+        low, _, high = fields[0].partition("-")
+        major, _, minor = fields[3].partition(":")
+        ranges.append((int(low, 16), int(high, 16),
+                       (os.makedev(int(major, 16), int(minor, 16)), int(fields[4]))))
+    for address in _kernel_addresses(table):
+        where = next((file for low, high, file in ranges if low <= address < high), None)
+        if where is None or where not in known:
+            return "the kernels run from a file that is no longer the one at their path"
+    return ""
+
+
+def code_of(module: ModuleType, table: CData,
+            before: dict[str, tuple[int, int, int, int] | None] | None = None) -> Code | str:
+    """The :class:`Code` behind *table*, hashed now, or why it cannot be known for sure.
+
+    :param before: signatures of some of the files taken before *module* was imported: a file
+        whose signature changed since is a file replaced while it was loaded.
+    """
+    found = loaded_files(module, table)
+    if isinstance(found, str):
+        return found
+    paths, offsets = found
+    files = []
+    for path in paths:
+        hashed = hash_file(path)
+        if hashed is None:
+            return f"{path} changed while it was hashed, or cannot be read"
+        if before and path in before and before[path] != hashed.signature:
+            return f"{path} changed while it was loaded"
+        files.append(hashed)
+    why = _mapping_mismatch(table, tuple(files))
+    return why or Code(tuple(files), offsets)
+
+
+def verify_loaded(module: ModuleType, table: CData, expected: Code) -> str:
+    """Why the code behind *table* is not the code *expected* describes ("" if it is): other
+    files, other places in them, or a file changed since *expected* was hashed."""
+    found = loaded_files(module, table)
+    if isinstance(found, str):
+        return found
+    paths, offsets = found
+    if paths != [f.path for f in expected.files] or offsets != expected.offsets:
+        return (f"the kernels loaded come from {', '.join(paths)}, not the code that was "
+                f"certified ({', '.join(f.path for f in expected.files)})")
+    for f in expected.files:
+        if signature(f.path) != f.signature:
+            return f"{f.path} changed since it was certified"
+    return _mapping_mismatch(table, expected.files)
+
+
+def module_origin(name: str) -> str | None:
+    """The file the module *name* is (or would be) loaded from, without running it (a
+    package's parents are imported); None if there is none."""
+    import importlib.util
+
+    module = sys.modules.get(name)
+    try:
+        spec = (getattr(module, "__spec__", None) if module is not None
+                else importlib.util.find_spec(name))
+    except (ImportError, ValueError):
+        return None
+    origin = getattr(spec, "origin", None)
+    if not origin or not os.path.isabs(origin):  # "built-in", "frozen", a namespace package
+        file = getattr(module, "__file__", None)
+        return os.path.normpath(file) if file and os.path.isabs(file) else None
+    return os.path.normpath(str(origin))
+
+
+# ---- the records ------------------------------------------------------------------------------
 
 
 class CertificationResult(NamedTuple):
@@ -243,8 +436,17 @@ class CertificationResult(NamedTuple):
 
     passed: bool
     failures: list[str]
-    cached: bool     # remembered from an earlier certification of the same file: nothing ran
+    cached: bool     # remembered from an earlier certification of the same code: nothing ran
     seconds: float   # what this call took (a cached result: the lookup)
+
+
+class Recalled(NamedTuple):
+    """A record valid for the code now at its files' paths (see :func:`recall`)."""
+
+    passed: bool
+    failures: list[str]
+    stage: str       # "selftest" or "certification": which check failed
+    code: Code       # as hashed now, before the module is imported
 
 
 def cache_directory() -> str | None:
@@ -253,74 +455,133 @@ def cache_directory() -> str | None:
     return _records.directory(RECORD_KIND)
 
 
-def module_sha256(module: ModuleType) -> str | None:
-    """The SHA-256 of *module*'s file (hex), or None if it has no readable file."""
+def record_path(module_name: str, origin: str | None, cpu: str | None = None) -> str | None:
+    """Where the record of the kernel module *module_name* loaded from *origin* is, on this
+    CPU (*cpu*: its identity, if known), for this argonishche and ABI (None: no cache
+    directory, or no file to key on)."""
     import hashlib
 
-    path = getattr(module, "__file__", None)
-    if not path:
-        return None
-    digest = hashlib.sha256()
-    try:
-        with open(path, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                digest.update(chunk)
-    except OSError:
-        return None
-    return digest.hexdigest()
+    from . import _cpu
 
-
-def _record_path(sha256: str) -> str | None:
     directory = cache_directory()
-    return None if directory is None else os.path.join(directory, sha256)
+    if directory is None or origin is None:
+        return None
+    slot = "\0".join((module_name, origin, cpu or _cpu.identity(), __version__,
+                      str(lib.ARGONISHCHE_KERNEL_ABI)))
+    return os.path.join(directory, hashlib.sha256(slot.encode()).hexdigest())
 
 
-def _recall(sha256: str) -> tuple[bool, list[str]] | None:
-    """(passed, failures) recorded for *sha256* by this argonishche version and kernel ABI."""
-    path = _record_path(sha256)
+def _valid_fields(fields: dict[str, list[str]] | None, module_name: str, cpu: str) -> bool:
+    return (fields is not None and fields.get("module") == [module_name]
+            and fields.get("argonishche") == [__version__]
+            and fields.get("kernel_abi") == [str(lib.ARGONISHCHE_KERNEL_ABI)]
+            and fields.get("cpu") == [cpu]
+            and fields.get("passed") in (["yes"], ["no"]) and len(fields.get("key", [])) == 1)
+
+
+def recall(module_name: str, origin: str | None) -> Recalled | None:
+    """The record for the kernel module *module_name* (loaded from *origin*), if it is valid for
+    the files it names as they are now: each is hashed (and stat'ed, so that the module can be
+    checked after it is imported to have loaded them unchanged).  Nothing is imported."""
+    from . import _cpu
+
+    cpu = _cpu.identity()  # once: it takes a quarter of a millisecond
+    path = record_path(module_name, origin, cpu)
     fields = None if path is None else _records.read(path)
-    if (fields is None or fields.get("sha256") != [sha256]
-            or fields.get("argonishche") != [__version__]
-            or fields.get("kernel_abi") != [str(lib.ARGONISHCHE_KERNEL_ABI)]
-            or fields.get("passed") not in (["yes"], ["no"])):
+    if fields is None or not _valid_fields(fields, module_name, cpu):
+        return None
+    files = []
+    for line in fields.get("code", []):
+        sha256, _, file = line.partition(" ")
+        hashed = hash_file(file)
+        if hashed is None or hashed.sha256 != sha256:
+            return None
+        files.append(hashed)
+    try:
+        offsets = tuple(int(n) for n in fields.get("offsets", [""])[0].split())
+    except ValueError:
+        return None
+    code = Code(tuple(files), offsets)
+    if not files or code.key(cpu) != fields["key"][0]:
+        return None
+    return Recalled(fields["passed"] == ["yes"], fields.get("failure", []),
+                    fields.get("stage", ["certification"])[0], code)
+
+
+def forget(module_name: str, origin: str | None) -> None:
+    """Delete the record for *module_name* (it named code that is not what loads)."""
+    path = record_path(module_name, origin)
+    if path is not None:
+        _records.remove(path)
+
+
+def remember(module_name: str, origin: str | None, code: Code, *, passed: bool,
+             failures: list[str], seconds: float, stage: str = "certification") -> None:
+    """Write the record of *code*'s outcome; one that cannot be written is not remembered."""
+    from . import _cpu
+
+    cpu = _cpu.identity()
+    path = record_path(module_name, origin, cpu)
+    if path is None:
+        return
+    _records.write(path, [
+        ("key", code.key(cpu)), ("passed", "yes" if passed else "no"), ("stage", stage),
+        ("date", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())),
+        ("argonishche", __version__), ("kernel_abi", str(lib.ARGONISHCHE_KERNEL_ABI)),
+        ("cpu", cpu), ("module", module_name), ("file", origin or "?"),
+        ("offsets", " ".join(map(str, code.offsets))),
+        *(("code", f"{f.sha256} {f.path}") for f in code.files),
+        ("seconds", f"{seconds:.3f}"), *(("failure", line) for line in failures)])
+
+
+def _in_process_code(module: ModuleType, table: CData) -> tuple[str, str | None, Code | None]:
+    name = str(getattr(module, "__name__", "?"))
+    origin = module_origin(name) if name in sys.modules else None
+    file = getattr(module, "__file__", None)
+    if origin is None and file:
+        origin = os.path.normpath(os.path.abspath(str(file)))
+    code = code_of(module, table)
+    return name, origin, code if isinstance(code, Code) else None
+
+
+def remember_failure(module: ModuleType, table: CData, reasons: list[str]) -> None:
+    """Record that the code behind *table* gave wrong results (the witness caught it), so that
+    new processes refuse it until it is certified again (``argonishche selftest --full``)."""
+    name, origin, code = _in_process_code(module, table)
+    if code is not None:
+        remember(name, origin, code, passed=False, failures=list(reasons), seconds=0.0)
+
+
+def _recall_code(name: str, origin: str | None, code: Code) -> tuple[bool, list[str]] | None:
+    from . import _cpu
+
+    cpu = _cpu.identity()
+    path = record_path(name, origin, cpu)
+    fields = None if path is None else _records.read(path)
+    if (fields is None or not _valid_fields(fields, name, cpu)
+            or fields["key"] != [code.key(cpu)]):
         return None
     return fields["passed"] == ["yes"], fields.get("failure", [])
 
 
-def _remember(sha256: str, module: ModuleType, result: CertificationResult) -> None:
-    """Write the record for *sha256*; one that cannot be written is not remembered."""
-    path = _record_path(sha256)
-    if path is None:
-        return
-    _records.write(path, [
-        ("sha256", sha256), ("passed", "yes" if result.passed else "no"),
-        ("date", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())),
-        ("argonishche", __version__), ("kernel_abi", str(lib.ARGONISHCHE_KERNEL_ABI)),
-        ("module", getattr(module, "__name__", "?")), ("file", getattr(module, "__file__", "?")),
-        ("seconds", f"{result.seconds:.3f}"), *(("failure", line) for line in result.failures)])
+def is_certified(module: ModuleType, table: CData | None = None) -> bool:
+    """Whether the code behind *module*'s kernel table (*table*, default its own) passed a
+    certification remembered here (a lookup: nothing is run)."""
+    if table is None:
+        from ._backend_checks import kernel_table
 
-
-def remember_failure(module: ModuleType, table: CData, reasons: list[str]) -> None:
-    """Record that *module* (whose kernel table is *table*) gave wrong results in service, e.g.
-    caught by the witness, so that later processes refuse it until it is certified again
-    (``argonishche selftest --full``)."""
-    del table  # the record is keyed on the module's file
-    sha256 = module_sha256(module)
-    if sha256 is not None:
-        _remember(sha256, module, CertificationResult(False, list(reasons), False, 0.0))
-
-
-def is_certified(module: ModuleType) -> bool:
-    """Whether *module*'s file passed a certification remembered here (a cache lookup only)."""
-    sha256 = module_sha256(module)
-    recalled = None if sha256 is None else _recall(sha256)
+        table = kernel_table(module)
+    name, origin, code = _in_process_code(module, table)
+    recalled = None if code is None else _recall_code(name, origin, code)
     return recalled is not None and recalled[0]
 
 
 def certify(module: ModuleType, table: CData, *, reference: CData | None = None,
             force: bool = False) -> CertificationResult:
-    """Certify the kernel module *module*, whose kernel table is *table*: the remembered outcome
-    for its file if there is one (unless *force*), else run :func:`failures` and remember it.
+    """Certify the kernel module *module*, whose kernel table is *table*, in this process: the
+    remembered outcome for its code if there is one (unless *force*), else run :func:`failures`
+    and remember it.  (The registry certifies a third-party module in a child interpreter
+    first: see :mod:`argonishche._certify_child`.)
 
     Never raises for a wrong kernel.  A check that cannot run (ref's module missing, no memory)
     is a failure that is not remembered.
@@ -328,9 +589,9 @@ def certify(module: ModuleType, table: CData, *, reference: CData | None = None,
     :param reference: ref's kernel table (default: imported from argonishche_backends._ref).
     """
     started = time.perf_counter()
-    sha256 = module_sha256(module)
-    if not force and sha256 is not None:
-        recalled = _recall(sha256)
+    name, origin, code = _in_process_code(module, table)
+    if not force and code is not None:
+        recalled = _recall_code(name, origin, code)
         if recalled is not None:
             return CertificationResult(recalled[0], recalled[1], True,
                                        time.perf_counter() - started)
@@ -340,6 +601,7 @@ def certify(module: ModuleType, table: CData, *, reference: CData | None = None,
         return CertificationResult(False, [f"certification could not run: {exc}"], False,
                                    time.perf_counter() - started)
     result = CertificationResult(not found, found, False, time.perf_counter() - started)
-    if sha256 is not None:
-        _remember(sha256, module, result)
+    if code is not None:
+        remember(name, origin, code, passed=result.passed, failures=found,
+                 seconds=result.seconds)
     return result

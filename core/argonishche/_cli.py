@@ -82,6 +82,15 @@ def _command_selftest(args: argparse.Namespace) -> int:
 
     reg = _registry.get()
     status, tested = 0, 0
+    if args.full:  # a third-party backend refused on a remembered failure is certified again
+        from . import _backend_checks
+
+        ref = reg.entries.get("ref")
+        for entry in reg.entries.values():
+            if not entry.builtin and entry.state in (CERTIFICATION_FAILED, SELFTEST_FAILED):
+                entry.state, entry.reason = "available", ""
+                _backend_checks.certify(entry, ref.table if ref is not None else None,
+                                        reg.settings, force=True)
     for entry in reg.entries.values():
         if entry.table is None:
             print(f"{entry.name:<10} not run: {entry.state}"

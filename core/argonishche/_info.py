@@ -7,7 +7,7 @@ import platform
 import sys
 from typing import Any
 
-from . import _cpu, _features, _registry, _settings
+from . import _cpu, _features, _records, _registry, _settings
 from .exceptions import ArgonishcheError, SettingError
 
 
@@ -53,6 +53,8 @@ def collect(*, cpuinfo: bool = True) -> dict[str, Any]:
         reg.allocator()
     except ArgonishcheError as exc:
         report["allocator_error"] = str(exc)
+    # Records found but not trusted (another owner's, writable by others, not a regular file).
+    report["ignored_records"] = [[path, why] for path, why in sorted(_records.ignored.items())]
     for algorithm in _registry.ALGORITHMS:
         try:
             report["selected"][algorithm] = reg.selected_name(algorithm)
@@ -191,4 +193,5 @@ def render(report: dict[str, Any]) -> str:
                      "call passes wipe=False")
     if report["error"]:
         lines.append(f"ERROR: {report['error']}")
+    lines += [f"Ignored record {path}: {why}" for path, why in report.get("ignored_records", [])]
     return "\n".join(lines)

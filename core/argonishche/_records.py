@@ -7,11 +7,15 @@ not used, never an exception: reading refuses anything that is not a regular fil
 without blocking (a FIFO at the path) and without following a symbolic link (to ``/dev/zero``,
 say).  Writing creates the directory ``0700`` and the file ``0600``, and replaces the file
 atomically, so a reader sees the old record or the new one, never half of one.
+
+A record that exists but is refused is noted in :data:`ignored` (``argonishche info`` shows
+them): someone may be planting records, or a file system may be misbehaving.
 """
 
 from __future__ import annotations
 
 import _thread
+import errno
 import os
 import stat
 
@@ -19,6 +23,16 @@ from . import _settings
 
 #: Larger than any record argonishche writes (under 4 KiB), small enough to read at once.
 MAX_BYTES = 64 * 1024
+
+#: {path: why it was not used} for records found but refused by :func:`read` in this process
+#: (at most :data:`MAX_IGNORED`: a report, not a log).
+ignored: dict[str, str] = {}
+MAX_IGNORED = 32
+
+
+def _ignore(path: str, why: str) -> None:
+    if path in ignored or len(ignored) < MAX_IGNORED:
+        ignored[path] = why
 
 
 def directory(kind: str) -> str | None:
@@ -28,45 +42,74 @@ def directory(kind: str) -> str | None:
 
 
 def _trusted(status: os.stat_result, regular: bool) -> bool:
-    """A regular file (or a directory) of ours that no one else may write."""
+    """A regular file (or a directory) of ours that no one else may write (POSIX: where
+    ownership and modes mean something)."""
+    return not _why_untrusted(status, regular)
+
+
+def _why_untrusted(status: os.stat_result, regular: bool) -> str:
+    """Why a file (or directory) of *status* cannot be trusted; "" if it can (see _trusted)."""
     kind = stat.S_ISREG if regular else stat.S_ISDIR
     if not kind(status.st_mode):
-        return False
-    if hasattr(os, "getuid"):  # POSIX: ownership and modes mean something
-        return status.st_uid == os.getuid() and not status.st_mode & 0o022
-    return True
+        return "not a regular file" if regular else "not a directory"
+    if hasattr(os, "getuid"):
+        if status.st_uid != os.getuid():
+            return f"owned by user {status.st_uid}, not by this user ({os.getuid()})"
+        if status.st_mode & 0o022:
+            return f"writable by others (mode {stat.S_IMODE(status.st_mode):04o})"
+    return ""
 
 
 def read(path: str) -> dict[str, list[str]] | None:
     """The record at *path*, as {field: [values, in order]}; None if there is none that can be
-    trusted (see the module docstring)."""
+    trusted (see the module docstring).  One that exists but is refused is noted in
+    :data:`ignored`."""
     flags = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
              | getattr(os, "O_CLOEXEC", 0))
+    directory = os.path.dirname(path)
     try:
-        if not _trusted(os.stat(os.path.dirname(path)), regular=False):
-            return None
-        descriptor = os.open(path, flags)
+        why = _why_untrusted(os.stat(directory), regular=False)
     except (OSError, ValueError):  # ValueError: a NUL in a path from the environment
+        return None  # no directory: no record
+    if why:
+        _ignore(path, f"its directory {directory} is {why}")
+        return None
+    try:
+        descriptor = os.open(path, flags)
+    except ValueError:
+        return None
+    except OSError as exc:
+        if exc.errno != errno.ENOENT:  # ELOOP: a symbolic link; EACCES, ENXIO...
+            _ignore(path, "a symbolic link" if exc.errno == errno.ELOOP
+                    else f"cannot be opened ({exc.strerror})")
         return None
     try:
         status = os.fstat(descriptor)
-        if not _trusted(status, regular=True) or status.st_size > MAX_BYTES:
+        why = _why_untrusted(status, regular=True)
+        if not why and status.st_size > MAX_BYTES:
+            why = f"larger than {MAX_BYTES} bytes"
+        if why:
+            _ignore(path, why)
             return None
         data = os.read(descriptor, MAX_BYTES + 1)
-    except OSError:
+    except OSError as exc:
+        _ignore(path, f"cannot be read ({exc.strerror})")
         return None
     finally:
         os.close(descriptor)
     if len(data) > MAX_BYTES:  # it grew since fstat
+        _ignore(path, f"larger than {MAX_BYTES} bytes")
         return None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
+        _ignore(path, "not UTF-8 text")
         return None
     fields: dict[str, list[str]] = {}
     for line in text.splitlines():
         key, separator, value = line.partition(": ")
         if not separator:
+            _ignore(path, "a line argonishche does not write")
             return None  # not a line argonishche wrote: the whole record is suspect
         fields.setdefault(key, []).append(value)
     return fields
@@ -87,6 +130,14 @@ def writable_directory(kind: str) -> tuple[str | None, str]:
     except (OSError, ValueError) as exc:
         return None, f"{path}: {getattr(exc, 'strerror', None) or exc}"
     return path, ""
+
+
+def remove(path: str) -> None:
+    """Delete the record at *path*, if there is one (never raises)."""
+    try:
+        os.unlink(path)
+    except (OSError, ValueError):
+        pass
 
 
 def write(path: str, fields: list[tuple[str, str]]) -> str:

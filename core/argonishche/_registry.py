@@ -83,8 +83,8 @@ class Registry:
         ref = self.entries.get("ref")
         reference = ref.table if ref is not None and ref.builtin else None
         for entry in self.entries.values():
-            if entry.table is not None and not entry.builtin:
-                _backend_checks.certify(entry, reference)
+            if _backend_checks.needs_certification(entry):
+                _backend_checks.certify(entry, reference, self.settings)
             if entry.table is not None and not entry.first_party and self.settings.witness:
                 entry.validation += ", witnessed (a built-in recomputes its Argon2 tags)"
         self.tables: dict[str, CData] = {}   # algorithm -> selected kernel table, for hot paths
@@ -229,6 +229,10 @@ class Registry:
                     for entry in load_deferred(self._found, self.settings):
                         if entry.state == AVAILABLE:
                             _backend_checks.check(entry)  # reported; a forced one stays forced
+                        if _backend_checks.needs_certification(entry):
+                            ref = self.entries.get("ref")
+                            _backend_checks.certify(entry, ref.table if ref is not None
+                                                    and ref.builtin else None, self.settings)
         found = self.allocators.get(wanted)
         if found is not None:
             return found[0]

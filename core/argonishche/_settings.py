@@ -33,6 +33,10 @@ MAX_ARENA_MIB = 1 << 20
 #: so those hashes reuse their memory; a larger hash maps its memory and gives it back, so that a
 #: burst of attacker-chosen costs (within the limits: up to 4 GiB) is not kept per thread.
 DEFAULT_RETAIN_MIB = 64
+#: Seconds a third-party kernel module's first certification may take in its child interpreter:
+#: it takes a few seconds; a kernel that hangs must not hang start-up.  A day at most.
+DEFAULT_CERTIFY_TIMEOUT = 120
+MAX_CERTIFY_TIMEOUT = 86400
 
 
 def _name(raw: str) -> str | None:
@@ -75,6 +79,14 @@ def _mebibytes_or_zero(raw: str) -> int:
     return _mebibytes(raw, low=0)
 
 
+def _seconds(raw: str) -> int:
+    text = raw.strip()
+    # isdigit() alone takes "²" and other Unicode digits, which int() then refuses.
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_CERTIFY_TIMEOUT:
+        raise ValueError
+    return int(text)
+
+
 def _cpu_features(raw: str) -> frozenset[str]:
     names = _names(raw)
     if not names <= set(_features.NAMES):
@@ -112,6 +124,10 @@ VARIABLES: tuple[Variable, ...] = (
              str(DEFAULT_RETAIN_MIB)),
     Variable("ARGONISHCHE_DISABLE_CPU_FEATURES", "disabled_cpu_features", _cpu_features,
              f"comma-separated CPU features from: {', '.join(_features.NAMES)}"),
+    Variable("ARGONISHCHE_CERTIFY_TIMEOUT", "certify_timeout", _seconds,
+             f"a whole number of seconds from 1 to {MAX_CERTIFY_TIMEOUT} (no unit): how long a "
+             f"third-party kernel module's certification may take in its child interpreter",
+             str(DEFAULT_CERTIFY_TIMEOUT)),
     Variable("ARGONISHCHE_REQUIRE_BACKENDS", "required_backends", _names,
              "comma-separated backend names, or all (argonishche.testing fails instead of "
              "skipping when one cannot run)"),
@@ -130,6 +146,7 @@ class Settings(NamedTuple):
     arena_retain_mib: int
     disabled_cpu_features: frozenset[str]
     required_backends: frozenset[str]
+    certify_timeout: int
     #: The variables that were set (non-empty), as given: for reports.
     given: Mapping[str, str]
 
@@ -165,6 +182,15 @@ def environment_with(**variables: str) -> dict[str, str]:
     if unknown:
         raise ValueError(f"not argonishche settings: {', '.join(sorted(unknown))}")
     return {**os.environ, **variables}
+
+
+def environment_keeping(kept: tuple[str, ...], **variables: str) -> dict[str, str]:
+    """A sanitized environment for a child process (a kernel module's certification): only the
+    variables *kept* and every ``ARGONISHCHE_*`` variable of this process, plus *variables*."""
+    environ = {name: value for name, value in os.environ.items()
+               if name in kept or name.startswith("ARGONISHCHE_")}
+    environ.update(variables)
+    return environ
 
 
 def user_cache_home(environ: Mapping[str, str] = os.environ) -> str | None:
