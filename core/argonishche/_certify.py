@@ -568,7 +568,7 @@ def is_certified(module: ModuleType, table: CData | None = None) -> bool:
     """Whether the code behind *module*'s kernel table (*table*, default its own) passed a
     certification remembered here (a lookup: nothing is run)."""
     if table is None:
-        from ._backend_checks import kernel_table
+        from ._kernel_table import kernel_table
 
         table = kernel_table(module)
     name, origin, code = _in_process_code(module, table)

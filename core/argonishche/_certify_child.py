@@ -61,7 +61,7 @@ def _check(module_name: str, declared: frozenset[str]) -> dict[str, Any]:
     """Everything the child does; the answer as JSON-ready data."""
     import importlib
 
-    from . import _backend_checks, _certify, _cpu, _selftest
+    from . import _certify, _cpu, _kernel_table, _selftest
     from .exceptions import ArgonishcheError
 
     answer: dict[str, Any] = {"cpu": _cpu.identity(), "code": None, "code_error": "",
@@ -69,13 +69,13 @@ def _check(module_name: str, declared: frozenset[str]) -> dict[str, Any]:
     missing = declared - _cpu.features()
     if missing:
         return {**answer, "stage": UNSUPPORTED,
-                "failures": [_backend_checks.unsupported_reason(missing)]}
+                "failures": [_kernel_table.unsupported_reason(missing)]}
     origin = _certify.module_origin(module_name)
     before = {origin: _certify.signature(origin)} if origin else None
     try:
         module = importlib.import_module(module_name)
-        table = _backend_checks.kernel_table(module)
-        _backend_checks.check_compiled_for(table, declared)
+        table = _kernel_table.kernel_table(module)
+        _kernel_table.check_compiled_for(table, declared)
     except Exception as exc:  # noqa: BLE001 - reported to the parent as a load failure
         return {**answer, "stage": LOAD, "failures": [f"kernel module {module_name}: {exc}"]}
     code = _certify.code_of(module, table, before)
