@@ -31,6 +31,14 @@ from plugin_wheels import Kernels, Plugin, backend_plugin
 RUN_TIMEOUT = 180  # seconds for one fresh interpreter (certification included)
 USABLE = ("selected", "available")
 
+# The interpreters these tests start run without the ARGONISHCHE_* variables of the tox env that
+# runs them, so every env would repeat the same minutes of work: they run in the envs that set
+# none (py, py312, py313), where the wheels are built for each Python.
+pytestmark = pytest.mark.skipif(
+    any(name.startswith("ARGONISHCHE_") for name in os.environ),
+    reason="the plugin-trust tests run their interpreters without ARGONISHCHE_* settings: "
+           "they run in the envs that set none (py, py312, py313)")
+
 SHIM = '''\
 """The plugin's kernel module: the compiled kernels, re-exported."""
 from ._kernels_impl import ffi, lib  # noqa: F401
@@ -268,16 +276,16 @@ def wheels(tmp_path_factory) -> dict[str, Path]:
 
 
 @pytest.fixture(scope="session")
-def site(wheels, tmp_path_factory):
+def installed(wheels, tmp_path_factory):
     """The directory a plugin's wheel is installed in, with pip (once per session); tests that
     change the files install their own copy with ``fresh_site``."""
-    installed: dict[str, Path] = {}
+    directories: dict[str, Path] = {}
 
     def get(key: str) -> Path:
-        if key not in installed:
-            installed[key] = plugin_wheels.install(
+        if key not in directories:
+            directories[key] = plugin_wheels.install(
                 wheels[key], tmp_path_factory.mktemp(f"site-{key}"))
-        return installed[key]
+        return directories[key]
     return get
 
 
@@ -339,9 +347,9 @@ TIME_BOMB = """
 
 
 def test_a_kernel_that_goes_wrong_after_2_to_the_20_calls_never_returns_a_wrong_tag(
-        site, cache):
+        installed, cache):
     plugin = PLUGINS["timebomb"]
-    probe = run(TIME_BOMB, cache, [site("timebomb")], ARGONISHCHE_SELECT="priority")
+    probe = run(TIME_BOMB, cache, [installed("timebomb")], ARGONISHCHE_SELECT="priority")
     out = probe.ok()
     assert out["selected_at_start"] == "timebomb", (
         f"precondition: the time bomb passed every check and was selected by priority; "
@@ -365,7 +373,7 @@ def test_a_kernel_that_goes_wrong_after_2_to_the_20_calls_never_returns_a_wrong_
     again = run("""
         out["argon2_right"] = argon2_right(m=65536, t=3, p=4)
         report()
-        """, cache, [site("timebomb")], ARGONISHCHE_SELECT="priority")
+        """, cache, [installed("timebomb")], ARGONISHCHE_SELECT="priority")
     record = again.backend("timebomb")
     assert record["state"] not in USABLE and record["state"] in (
         "certification-failed", "quarantined"), (
@@ -378,24 +386,24 @@ def test_a_kernel_that_goes_wrong_after_2_to_the_20_calls_never_returns_a_wrong_
 # ---- 2., 3. wrong beyond the old certification horizon ------------------------------------------
 
 
-def test_a_g_wrong_for_references_over_70000_blocks_behind_fails_certification(site, cache):
+def test_a_g_wrong_for_references_over_70000_blocks_behind_fails_certification(installed, cache):
     code = """
         out["m128_right"] = argon2_right(m=131072, t=1, p=1)
         report()
         """
-    probe = run(code, cache, [site("far_g")])  # the default selection
+    probe = run(code, cache, [installed("far_g")])  # the default selection
     record = probe.backend("far_g")
     assert record["state"] == "certification-failed", (
         f"certification must place ref at every distance the limits allow (the bug is from "
         f"70,001 blocks): {record}")
     assert probe.out["m128_right"], "Argon2id m=128 MiB must give argon2-cffi's tag"
     # The ladder, which would pick it first, does not either (the failure is remembered).
-    ladder = run(code, cache, [site("far_g")], ARGONISHCHE_SELECT="priority")
+    ladder = run(code, cache, [installed("far_g")], ARGONISHCHE_SELECT="priority")
     assert ladder.backend("far_g")["state"] == "certification-failed"
     assert ladder.out["selected"]["argon2"] != "far_g" and ladder.out["m128_right"]
 
 
-def test_an_f_wrong_for_one_run_of_32000_blocks_never_gets_such_a_run(site, cache):
+def test_an_f_wrong_for_one_run_of_32000_blocks_never_gets_such_a_run(installed, cache):
     code = """
         try:
             out["forced"] = [blake2b_right(size) for size in (4 << 20, (4 << 20) + 1, 6 << 20)]
@@ -403,7 +411,7 @@ def test_an_f_wrong_for_one_run_of_32000_blocks_never_gets_such_a_run(site, cach
             out["forced"] = f"refused: {exc}"
         report()
         """
-    forced = run(code, cache, [site("long_f")], ARGONISHCHE_BACKEND="long_f")
+    forced = run(code, cache, [installed("long_f")], ARGONISHCHE_BACKEND="long_f")
     out = forced.ok()
     if isinstance(out["forced"], str):  # certification found it: it may not be forced
         assert forced.backend("long_f")["state"] not in USABLE, out["forced"]
@@ -416,7 +424,7 @@ def test_an_f_wrong_for_one_run_of_32000_blocks_never_gets_such_a_run(site, cach
     ladder = run("""
         out["right"] = [blake2b_right(size) for size in (4 << 20, 6 << 20)]
         report()
-        """, cache, [site("long_f")], ARGONISHCHE_SELECT="priority")
+        """, cache, [installed("long_f")], ARGONISHCHE_SELECT="priority")
     assert ladder.ok()["right"] == [True, True], (
         f"BLAKE2b of 4 and 6 MiB in one update() with the ladder's selection "
         f"({ladder.out['selected']}) must equal hashlib's")
@@ -451,9 +459,9 @@ def test_a_shim_module_upgrade_with_new_compiled_code_is_certified_again(wheels,
 
 
 def test_a_kernel_file_swapped_during_start_up_is_not_recorded_as_passed(
-        site, fresh_site, cache):
+        installed, fresh_site, cache):
     swapped = fresh_site("swap")
-    new_build = plugin_wheels.installed_file(site("swap_new"), "trust_swap", "_kernels")
+    new_build = plugin_wheels.installed_file(installed("swap_new"), "trust_swap", "_kernels")
     first = run(BLAKE2B_2MIB, cache, [swapped], ARGONISHCHE_SELECT="priority",
                 TRUST_SWAP_IN=str(new_build))
     out = first.ok()
@@ -501,8 +509,8 @@ def _forge(record: Path, how: str) -> None:
 
 
 @pytest.mark.parametrize("how", ["world-writable record", "record in a 0777 directory"])
-def test_a_forged_passed_record_others_could_write_is_ignored_and_said_so(site, cache, how):
-    wrong = site("wrong")
+def test_a_forged_passed_record_others_could_write_is_ignored_and_said_so(installed, cache, how):
+    wrong = installed("wrong")
     first = run(BLAKE2B_2MIB, cache, [wrong], ARGONISHCHE_SELECT="priority")
     assert first.backend("wrong")["state"] == "certification-failed", (
         f"precondition: certification finds the wrong kernel: {first.backend('wrong')}")
@@ -526,18 +534,19 @@ def test_a_forged_passed_record_others_could_write_is_ignored_and_said_so(site, 
 
 
 @pytest.fixture(scope="session")
-def right_record(site, tmp_path_factory) -> Path:
+def right_record(installed, tmp_path_factory) -> Path:
     """Where, relative to the cache directory, the right plugin's certification is recorded."""
     cache = tmp_path_factory.mktemp("record_path_cache")
-    probe = run(BLAKE2B_2MIB, cache, [site("right")], ARGONISHCHE_SELECT="priority")
+    probe = run(BLAKE2B_2MIB, cache, [installed("right")], ARGONISHCHE_SELECT="priority")
     assert probe.backend("right")["state"] == "selected", probe.backend("right")
-    (passed,) = certification_records(cache, "yes")
-    return passed.relative_to(cache)
+    passed = certification_records(cache, "yes")
+    assert len(passed) == 1, f"precondition: one record of the passed certification: {passed}"
+    return passed[0].relative_to(cache)
 
 
 @pytest.mark.parametrize("what", ["FIFO", "symbolic link to /dev/zero"])
 def test_a_fifo_or_a_link_to_dev_zero_at_the_record_path_costs_no_hang(
-        site, cache, right_record, what):
+        installed, cache, right_record, what):
     path = cache / right_record
     path.parent.mkdir(parents=True, mode=0o700)
     for parent in path.relative_to(cache).parents:
@@ -546,7 +555,7 @@ def test_a_fifo_or_a_link_to_dev_zero_at_the_record_path_costs_no_hang(
         os.mkfifo(path, 0o600)
     else:
         path.symlink_to("/dev/zero")
-    probe = run(BLAKE2B_2MIB, cache, [site("right")], timeout=90,
+    probe = run(BLAKE2B_2MIB, cache, [installed("right")], timeout=90,
                 ARGONISHCHE_SELECT="priority")
     out = probe.ok()
     assert out["blake2b_2mib_right"] and out["argon2_right"], out
@@ -558,12 +567,12 @@ def test_a_fifo_or_a_link_to_dev_zero_at_the_record_path_costs_no_hang(
 # ---- 7. code run at import ----------------------------------------------------------------------
 
 
-def test_an_import_time_patch_of_the_checks_cannot_certify_a_wrong_kernel(site, cache):
+def test_an_import_time_patch_of_the_checks_cannot_certify_a_wrong_kernel(installed, cache):
     probe = run("""
         out["blake2b_2mib_right"] = blake2b_right(2 << 20)
         out["patched"] = getattr(importlib.import_module("trust_patch.patch"), "APPLIED", False)
         report()
-        """, cache, [site("patch")], ARGONISHCHE_SELECT="priority")
+        """, cache, [installed("patch")], ARGONISHCHE_SELECT="priority")
     out = probe.ok()
     assert out["patched"], "precondition: the other entry point patched the checks"
     record = probe.backend("patched")
@@ -576,8 +585,8 @@ def test_an_import_time_patch_of_the_checks_cannot_certify_a_wrong_kernel(site, 
 # ---- 8. never down: SIGILL, a crash, a hang -----------------------------------------------------
 
 
-def test_a_kernel_that_raises_sigill_in_certification_costs_only_itself(site, cache):
-    probe = run(BLAKE2B_2MIB, cache, [site("trap")], ARGONISHCHE_SELECT="priority")
+def test_a_kernel_that_raises_sigill_in_certification_costs_only_itself(installed, cache):
+    probe = run(BLAKE2B_2MIB, cache, [installed("trap")], ARGONISHCHE_SELECT="priority")
     out = probe.ok()  # today: the whole process dies of SIGILL
     record = probe.backend("trap")
     assert record["state"] == "certification-failed" and "SIGILL" in record["reason"], (
@@ -586,8 +595,8 @@ def test_a_kernel_that_raises_sigill_in_certification_costs_only_itself(site, ca
     assert out["selected"]["blake2b"] != "trap"
 
 
-def test_a_kernel_that_hangs_in_certification_is_refused_at_the_timeout(site, cache):
-    probe = run(BLAKE2B_2MIB, cache, [site("hang")], timeout=60,
+def test_a_kernel_that_hangs_in_certification_is_refused_at_the_timeout(installed, cache):
+    probe = run(BLAKE2B_2MIB, cache, [installed("hang")], timeout=60,
                 ARGONISHCHE_SELECT="priority", ARGONISHCHE_CERTIFY_TIMEOUT="5")
     out = probe.ok()
     record = probe.backend("hang")
@@ -610,10 +619,10 @@ def _emulated_haswell() -> str:
     return emulate.wrapper("avx2")
 
 
-def test_an_undeclared_avx512_instruction_is_caught_on_a_cpu_without_it(site, cache):
+def test_an_undeclared_avx512_instruction_is_caught_on_a_cpu_without_it(installed, cache):
     python = _emulated_haswell()
     info = run_command([python, "-m", "argonishche", "info", "--json", "--fast"], cache,
-                       [site("undeclared")], timeout=600, ARGONISHCHE_SELECT="priority")
+                       [installed("undeclared")], timeout=600, ARGONISHCHE_SELECT="priority")
     assert info.returncode == 0, (
         f"`argonishche info` on a CPU without AVX-512 exited with {info.returncode} "
         f"(-4: SIGILL):\n{info.stderr[-3000:]}")
@@ -621,7 +630,7 @@ def test_an_undeclared_avx512_instruction_is_caught_on_a_cpu_without_it(site, ca
     (record,) = [b for b in report["backends"] if b["name"] == "undeclared"]
     assert record["state"] == "certification-failed" and "SIGILL" in record["reason"], (
         f"the module declares avx,avx2 but runs AVX-512: {record}")
-    probe = run(BLAKE2B_2MIB, cache, [site("undeclared")], python=python, timeout=600,
+    probe = run(BLAKE2B_2MIB, cache, [installed("undeclared")], python=python, timeout=600,
                 ARGONISHCHE_SELECT="priority")
     out = probe.ok()
     assert out["argon2_right"] and out["blake2b_2mib_right"]
@@ -631,8 +640,8 @@ def test_an_undeclared_avx512_instruction_is_caught_on_a_cpu_without_it(site, ca
 # ---- 9. names -----------------------------------------------------------------------------------
 
 
-def test_two_distributions_registering_one_backend_name_are_both_refused(site, cache):
-    sites = [site("scalar2"), site("squatter")]
+def test_two_distributions_registering_one_backend_name_are_both_refused(installed, cache):
+    sites = [installed("scalar2"), installed("squatter")]
     real, squatter = PLUGINS["scalar2"], PLUGINS["squatter"]
     probe = run("""
         try:
