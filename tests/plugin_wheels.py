@@ -1,0 +1,206 @@
+"""Real third-party plugin wheels, written from templates, built and installed with pip.
+
+A :class:`Plugin` is a small plugin project: a distribution, one package, its ``argonishche``
+entry points, Python files, and compiled kernel modules made from
+``tests/bad_plugins/trust/misbehaving.c`` (ref's kernels with the misbehaviour its ``#define``
+lines switch on) with the plugin authors' helper, :func:`argonishche.build.backend_ffibuilder`.
+:func:`build_wheels` writes each project into a directory and runs ``pip wheel`` on them, a few
+at once; :func:`install` puts a wheel into a directory of its own with ``pip install --target``,
+which a fresh interpreter then finds on PYTHONPATH like any installed distribution.
+
+pip runs offline: ``--no-index --no-build-isolation``, with this environment's setuptools and cffi
+(and argonishche, whose ``build`` module the projects' build scripts import).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parent
+TEMPLATE_C = TESTS / "bad_plugins" / "trust" / "misbehaving.c"
+REF_SOURCE = TESTS.parent / "backends" / "ref.c"
+PIP_TIMEOUT = 300  # seconds for one pip command (several run at once on two cores)
+PARALLEL_BUILDS = 3
+
+
+@dataclass(frozen=True)
+class Kernels:
+    """A compiled kernel module of a plugin: misbehaving.c with *defines* switched on."""
+
+    module: str                          # name inside the package, e.g. "_kernels"
+    defines: tuple[str, ...] = ()        # e.g. ("TRUST_F_RUN_FROM 8193",)
+    cpu_features: tuple[str, ...] = ()   # what the module is compiled for (its table records it)
+
+
+@dataclass(frozen=True)
+class Plugin:
+    """A plugin distribution: *files* ({path in the package: text}) and *kernels*, and entry
+    points {name: "module[:attribute]"} in the ``argonishche`` group."""
+
+    distribution: str
+    package: str
+    entry_points: dict[str, str]
+    kernels: tuple[Kernels, ...] = ()
+    files: dict[str, str] = field(default_factory=dict)
+    version: str = "1.0"
+
+    @property
+    def label(self) -> str:
+        """How argonishche names the distribution in states and warnings."""
+        return f"{self.distribution} {self.version}"
+
+
+def backend_plugin(name: str, kernel_module: str, *, priority: int = 99,
+                   cpu_features: tuple[str, ...] = (), description: str = "",
+                   before: str = "") -> str:
+    """The text of a plugin module registering one Backend (*before*: code run at its import,
+    before the hook is defined)."""
+    description = description or f"the {name} trust-test kernels"
+    return (f"import argonishche\n{textwrap.dedent(before)}\n"
+            f"BACKEND = argonishche.Backend(\n"
+            f"    name={name!r}, description={description!r},\n"
+            f"    kernel_module={kernel_module!r}, cpu_features=frozenset({cpu_features!r}),\n"
+            f"    priority={priority})\n\n\n"
+            "@argonishche.hookimpl\n"
+            "def argonishche_register_backends(register):\n"
+            "    register(BACKEND)\n")
+
+
+def write_project(plugin: Plugin, directory: Path) -> Path:
+    """Write *plugin*'s project (pyproject.toml, setup.py, build scripts, C, package)."""
+    directory.mkdir(parents=True)
+    entry_points = "\n".join(f"{name} = {value!r}".replace("'", '"')
+                             for name, value in plugin.entry_points.items())
+    (directory / "pyproject.toml").write_text(textwrap.dedent(f"""\
+        [build-system]
+        requires = ["setuptools", "cffi"]
+        build-backend = "setuptools.build_meta"
+
+        [project]
+        name = "{plugin.distribution}"
+        version = "{plugin.version}"
+        requires-python = ">=3.10"
+
+        [project.entry-points.argonishche]
+        """) + entry_points + textwrap.dedent(f"""
+
+        [tool.setuptools]
+        packages = ["{plugin.package}"]
+        """))
+    modules = [f"build_{k.module.lstrip('_')}.py:ffibuilder" for k in plugin.kernels]
+    (directory / "setup.py").write_text(
+        f"from setuptools import setup\n\nsetup(cffi_modules={modules!r})\n")
+    source = directory / "src"
+    source.mkdir()
+    shutil.copy(REF_SOURCE, source / "ref.c")
+    shutil.copy(TEMPLATE_C, source / "misbehaving.c")
+    for kernels in plugin.kernels:
+        c_file = source / f"{kernels.module.lstrip('_')}_kernels.c"
+        c_file.write_text("".join(f"#define {d}\n" for d in kernels.defines)
+                          + '#include "misbehaving.c"\n')
+        (directory / f"build_{kernels.module.lstrip('_')}.py").write_text(textwrap.dedent(f"""\
+            from argonishche.build import backend_ffibuilder
+
+            ffibuilder = backend_ffibuilder(
+                "{plugin.package}.{kernels.module}", ["src/{c_file.name}"],
+                cpu_features={kernels.cpu_features!r})
+            # The call counter every misbehaving module exports (see misbehaving.c).
+            ffibuilder.cdef("unsigned long long trust_g_calls(void);")
+            """))
+    package = directory / plugin.package
+    package.mkdir()
+    files = {"__init__.py": "", **plugin.files}
+    for relative, text in files.items():
+        (package / relative).parent.mkdir(parents=True, exist_ok=True)
+        (package / relative).write_text(text)
+    return directory
+
+
+def _pip(*args: str | Path, cwd: Path | None = None) -> subprocess.Popen[str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("ARGONISHCHE_", "PIP_"))}
+    return subprocess.Popen(
+        [sys.executable, "-m", "pip", *map(str, args), "--no-deps", "--no-index",
+         "--no-build-isolation", "--no-cache-dir", "--disable-pip-version-check", "--quiet"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=cwd, env=env)
+
+
+def _wait(process: subprocess.Popen[str], what: str) -> None:
+    try:
+        output, _ = process.communicate(timeout=PIP_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        raise AssertionError(f"{what} took over {PIP_TIMEOUT} s") from None
+    if process.returncode != 0:
+        raise AssertionError(f"{what} failed (exit {process.returncode}):\n{output[-4000:]}")
+
+
+def build_wheels(plugins: dict[str, Plugin], root: Path) -> dict[str, Path]:
+    """Build every plugin's wheel under *root*, a few at once: {key: the wheel file}."""
+    wheels: dict[str, Path] = {}
+    pending = list(plugins.items())
+    running: list[tuple[str, Path, subprocess.Popen[str]]] = []
+    while pending or running:
+        while pending and len(running) < PARALLEL_BUILDS:
+            key, plugin = pending.pop(0)
+            project = write_project(plugin, root / f"project-{key}")
+            running.append((key, project, _pip("wheel", "--wheel-dir", project / "dist",
+                                                  project, cwd=project)))
+        key, project, process = running.pop(0)
+        _wait(process, f"pip wheel of the {key!r} plugin ({plugins[key].label})")
+        (wheel,) = (project / "dist").glob("*.whl")
+        wheels[key] = wheel
+    return wheels
+
+
+def install(wheel: Path, target: Path, *, upgrade: bool = False) -> Path:
+    """``pip install --target`` *wheel* into *target* (over what is there with *upgrade*)."""
+    _wait(_pip("install", "--target", target, *(["--upgrade"] if upgrade else []), wheel),
+          f"pip install --target {target} {wheel.name}")
+    return target
+
+
+def installed_file(target: Path, package: str, module: str) -> Path:
+    """The compiled file of *package*.*module* installed in *target*."""
+    (path,) = (target / package).glob(f"{module}.*.so")
+    return path
+
+
+def make_venv(directory: Path) -> Path:
+    """A virtual environment at *directory* that also sees this one's packages (argonishche, pip,
+    setuptools, cffi), so that pip can install into it, and upgrade in it, as a user's pip does;
+    its interpreter.  (``--system-site-packages`` would show the base interpreter's packages, not
+    this environment's.)"""
+    import sysconfig
+    import venv
+
+    venv.EnvBuilder(with_pip=False).create(directory)
+    python = directory / "bin" / "python"
+    purelib = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()"
+                              "['purelib'])"], capture_output=True, text=True, check=True,
+                             timeout=60).stdout.strip()
+    ours = sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
+    # addsitedir, not a bare path line: this environment's own .pth files (the editable install
+    # of argonishche) must run too.
+    (Path(purelib) / "_outer_environment.pth").write_text(
+        "import site; " + "; ".join(f"site.addsitedir({d!r})" for d in ours) + "\n")
+    return python
+
+
+def venv_install(python: Path, wheel: Path) -> None:
+    """``pip install --upgrade`` *wheel* with the venv's interpreter *python*: an upgrade
+    uninstalls the version there first, as ``pip install -U`` does for users."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ARGONISHCHE_", "PIP_"))}
+    env.pop("PYTHONPATH", None)
+    process = subprocess.Popen(
+        [python, "-m", "pip", "install", "--upgrade", "--no-deps", "--no-index",
+         "--no-cache-dir", "--disable-pip-version-check", "--quiet", wheel],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    _wait(process, f"{python} -m pip install --upgrade {wheel.name}")

@@ -1,0 +1,678 @@
+"""Third-party kernels make hashing faster, never wrong, never down (issue 23), shown with real
+misbehaving plugin wheels.
+
+Each plugin is a small project (tests/plugin_wheels.py) whose kernels are ref's with one
+misbehaviour (tests/bad_plugins/trust/misbehaving.c), built into a wheel with pip once per session,
+installed with pip, and run in fresh interpreters with a cache directory of their own
+(XDG_CACHE_HOME: certification and selection records live there).  Expected tags come from
+argon2-cffi and hashlib, never from argonishche.
+
+What a user must see, whatever the plugin does: every tag and digest right, the process alive, and
+a kernel caught misbehaving never used again, in this process or a new one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+import plugin_wheels
+from plugin_wheels import Kernels, Plugin, backend_plugin
+
+RUN_TIMEOUT = 180  # seconds for one fresh interpreter (certification included)
+USABLE = ("selected", "available")
+
+# The interpreters these tests start run without the ARGONISHCHE_* variables of the tox env that
+# runs them, so every env would repeat the same minutes of work: they run in the envs that set
+# none (py, py312, py313), where the wheels are built for each Python.
+pytestmark = pytest.mark.skipif(
+    any(name.startswith("ARGONISHCHE_") for name in os.environ),
+    reason="the plugin-trust tests run their interpreters without ARGONISHCHE_* settings: "
+           "they run in the envs that set none (py, py312, py313)")
+
+SHIM = '''\
+"""The plugin's kernel module: the compiled kernels, re-exported."""
+from ._kernels_impl import ffi, lib  # noqa: F401
+'''
+
+# What a concurrent `pip install -U` does to an installed plugin: the new build renamed over the
+# loaded one's path, here right after the plugin imported it (TRUST_SWAP_IN names the new file).
+SWAP_AT_IMPORT = '''\
+import os
+import shutil
+
+from . import _kernels
+
+_new_build = os.environ.get("TRUST_SWAP_IN")
+if _new_build:
+    shutil.copyfile(_new_build, _kernels.__file__ + ".new")
+    os.replace(_kernels.__file__ + ".new", _kernels.__file__)
+'''
+
+# Another entry point of the same distribution, imported first: it makes every check pass.
+PATCH_THE_CHECKS = '''\
+import argonishche._certify
+import argonishche._selftest
+
+
+def _nothing_wrong(*args, **kwargs):
+    return []
+
+
+argonishche._certify.failures = _nothing_wrong
+argonishche._selftest.run = _nothing_wrong
+APPLIED = True
+
+
+@argonishche.hookimpl
+def argonishche_register_backends(register):
+    pass
+'''
+
+
+def _kernel_plugin(key: str, *defines: str, version: str = "1.0", backend: str | None = None,
+                   entry_point: str | None = None, cpu_features: tuple[str, ...] = (),
+                   before: str = "") -> Plugin:
+    """A distribution trust-KEY whose package trust_KEY registers backend *backend* (default
+    KEY) from trust_KEY._kernels, built with *defines*, at priority 99."""
+    package = f"trust_{key}"
+    return Plugin(f"trust-{key}", package, {entry_point or backend or key: package},
+                  kernels=(Kernels("_kernels", defines, cpu_features),),
+                  files={"__init__.py": backend_plugin(backend or key, f"{package}._kernels",
+                                                       cpu_features=cpu_features,
+                                                       before=before)},
+                  version=version)
+
+
+def _shim(version: str, *defines: str) -> Plugin:
+    return Plugin("trust-shim", "trust_shim", {"shim": "trust_shim"}, version=version,
+                  kernels=(Kernels("_kernels_impl", defines),),
+                  files={"__init__.py": backend_plugin("shim", "trust_shim.kernels"),
+                         "kernels.py": SHIM})
+
+
+#: The third-party plugins, by key.  A run of 8,193 blocks or more in one F call is one the quick
+#: self-test cannot afford and certification covers (a message over 1 MiB).
+PLUGINS = {
+    "timebomb": _kernel_plugin("timebomb", "TRUST_G_AFTER_CALLS (1ULL << 20)"),
+    "far_g": _kernel_plugin("far_g", "TRUST_G_BEHIND 70000"),
+    "long_f": _kernel_plugin("long_f", "TRUST_F_RUN_FROM 32000"),
+    "shim_v1": _shim("1.0"),
+    "shim_v2": _shim("2.0", "TRUST_F_RUN_FROM 8193"),
+    "swap": _kernel_plugin("swap", before=SWAP_AT_IMPORT),
+    "swap_new": _kernel_plugin("swap", "TRUST_F_RUN_FROM 8193", version="1.1"),
+    "right": _kernel_plugin("right"),
+    "wrong": _kernel_plugin("wrong", "TRUST_F_RUN_FROM 8193"),
+    "patch": Plugin("trust-patch", "trust_patch",
+                    {"a_patch_the_checks": "trust_patch.patch", "patched": "trust_patch"},
+                    kernels=(Kernels("_kernels", ("TRUST_F_RUN_FROM 8193",)),),
+                    files={"__init__.py": backend_plugin("patched", "trust_patch._kernels"),
+                           "patch.py": PATCH_THE_CHECKS}),
+    "undeclared": _kernel_plugin("undeclared", "TRUST_AVX512_IN_G",
+                                 cpu_features=("avx", "avx2")),
+    "trap": _kernel_plugin("trap", "TRUST_F_TRAP_FROM 8193"),
+    "hang": _kernel_plugin("hang", "TRUST_F_HANG_FROM 8193"),
+    "scalar2": _kernel_plugin("scalar2"),
+    # Registers the same backend name, from an entry point that sorts before the real one's.
+    "squatter": _kernel_plugin("squatter", backend="scalar2", entry_point="a_scalar2"),
+}
+
+# Run first in every probe: warnings recorded (from any thread), the reference implementations,
+# and report(), which prints what argonishche says about every backend and plugin.
+PRELUDE = '''
+import hashlib, importlib, json, os, sys, warnings
+_recording = warnings.catch_warnings(record=True)
+CAUGHT = _recording.__enter__()
+warnings.simplefilter("always")
+import argon2
+import argonishche
+
+out = {}
+MESSAGE = bytes(range(256)) * (1 << 14)  # 4 MiB
+
+
+def expected_tag(password, salt, t, m, p):
+    return argon2.low_level.hash_secret_raw(password, salt, t, m, p, 32,
+                                            argon2.low_level.Type.ID, 0x13)
+
+
+def tag(password, salt, t, m, p):
+    return argonishche.argon2_hash(password, salt, type="id", time_cost=t, memory_cost=m,
+                                   parallelism=p, hash_len=32)
+
+
+def argon2_right(m=2048, t=1, p=1):
+    password, salt = b"correct horse", b"somesalt" * 2
+    return tag(password, salt, t, m, p) == expected_tag(password, salt, t, m, p)
+
+
+def blake2b_right(size):
+    """A message of *size* bytes given to one update() of argonishche.blake2b."""
+    data = MESSAGE[:size]
+    state = argonishche.blake2b()
+    state.update(data)
+    return state.digest() == hashlib.blake2b(data).digest()
+
+
+def warnings_text(since=0):
+    return [f"{w.category.__name__}: {w.message}" for w in CAUGHT[since:]]
+
+
+def report():
+    out["backends"] = [dict(name=b.name, state=b.state, reason=b.reason,
+                            distribution=b.distribution) for b in argonishche.backends()]
+    plugins = getattr(argonishche, "plugins", None)
+    out["plugins"] = None if plugins is None else [
+        dict(name=p.name, distribution=p.distribution, state=p.state, reason=p.reason)
+        for p in plugins()]
+    out["selected"] = {}
+    for algorithm in ("argon2", "blake2b"):
+        try:
+            out["selected"][algorithm] = argonishche.selected_backend(algorithm)
+        except argonishche.ArgonishcheError as exc:
+            out["selected"][algorithm] = f"none: {exc}"
+    out["warnings"] = warnings_text()
+    print("PROBE " + json.dumps(out))
+'''
+
+
+class Probe:
+    """What one fresh interpreter printed and how it ended."""
+
+    def __init__(self, done: subprocess.CompletedProcess[str], seconds: float) -> None:
+        self.returncode, self.stdout, self.stderr = done.returncode, done.stdout, done.stderr
+        self.seconds = seconds
+        lines = [line for line in done.stdout.splitlines() if line.startswith("PROBE ")]
+        self.out: dict = json.loads(lines[-1][len("PROBE "):]) if lines else {}
+
+    def ok(self) -> dict:
+        assert self.returncode == 0, (
+            f"the interpreter exited with {self.returncode}"
+            f"{' (killed by signal %d)' % -self.returncode if self.returncode < 0 else ''}:\n"
+            f"{self.stderr[-3000:]}")
+        assert self.out, f"no report printed:\n{self.stdout[-2000:]}\n{self.stderr[-2000:]}"
+        return self.out
+
+    def backend(self, name: str) -> dict:
+        """The one record of backend *name*."""
+        records = [b for b in self.ok()["backends"] if b["name"] == name]
+        assert len(records) == 1, f"expected one backend named {name!r}: {self.out['backends']}"
+        return records[0]
+
+
+def environment(cache: Path, sites: list[Path], **variables: str) -> dict[str, str]:
+    """This environment without its ARGONISHCHE_* variables (tox's backend-X envs force one),
+    with *sites* on PYTHONPATH, *cache* as the user's cache directory, and *variables*."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARGONISHCHE_")}
+    env["PYTHONPATH"] = os.pathsep.join(
+        [*map(str, sites), *filter(None, [os.environ.get("PYTHONPATH")])])
+    env["XDG_CACHE_HOME"] = str(cache)
+    env.update(variables)
+    return env
+
+
+def run(code: str, cache: Path, sites: list[Path], *, python: str | Path = sys.executable,
+        timeout: float = RUN_TIMEOUT, **variables: str) -> Probe:
+    """Run PRELUDE and *code* in a fresh interpreter; a hang is a test failure."""
+    started = time.monotonic()
+    try:
+        done = subprocess.run([str(python), "-c", PRELUDE + textwrap.dedent(code)],
+                              capture_output=True, text=True, timeout=timeout,
+                              env=environment(cache, sites, **variables))
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"the interpreter did not finish within {timeout} s (a hang); it printed:\n"
+                    f"{exc.stderr and exc.stderr[-2000:]!s}")
+    return Probe(done, time.monotonic() - started)
+
+
+def run_command(args: list[str | Path], cache: Path, sites: list[Path], *,
+                timeout: float = RUN_TIMEOUT, **variables: str) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run(list(map(str, args)), capture_output=True, text=True,
+                              timeout=timeout, env=environment(cache, sites, **variables))
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{' '.join(map(str, args))} did not finish within {timeout} s (a hang)")
+
+
+def records(cache: Path) -> dict[Path, str]:
+    """Every record file argonishche left under *cache* and its text ({} if none)."""
+    found = {}
+    for path in sorted((cache / "argonishche").rglob("*")):
+        if path.is_file() and not path.is_symlink():
+            found[path] = path.read_text(errors="replace")
+    return found
+
+
+def certification_records(cache: Path, passed: str) -> list[Path]:
+    """The records under *cache* that say ``passed: <passed>``."""
+    return [path for path, text in records(cache).items()
+            if f"passed: {passed}" in text.splitlines()]
+
+
+def mentions_a_failure_remembered(reason: str) -> bool:
+    return any(word in reason.lower() for word in ("record", "remember", "witness",
+                                                    "quarantin", "disagree"))
+
+
+# ---- the wheels ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def wheels(tmp_path_factory) -> dict[str, Path]:
+    """Every plugin of PLUGINS built into a wheel, once per session."""
+    if shutil.which("cc") is None and shutil.which("gcc") is None:
+        pytest.skip("no C compiler to build the plugin wheels")
+    pytest.importorskip("argon2", reason="argon2-cffi gives the right tags to compare with")
+    return plugin_wheels.build_wheels(PLUGINS, tmp_path_factory.mktemp("plugin_wheels"))
+
+
+@pytest.fixture(scope="session")
+def installed(wheels, tmp_path_factory):
+    """The directory a plugin's wheel is installed in, with pip (once per session); tests that
+    change the files install their own copy with ``fresh_site``."""
+    directories: dict[str, Path] = {}
+
+    def get(key: str) -> Path:
+        if key not in directories:
+            directories[key] = plugin_wheels.install(
+                wheels[key], tmp_path_factory.mktemp(f"site-{key}"))
+        return directories[key]
+    return get
+
+
+@pytest.fixture
+def fresh_site(wheels, tmp_path):
+    def get(key: str) -> Path:
+        return plugin_wheels.install(wheels[key], tmp_path / f"site-{key}")
+    return get
+
+
+@pytest.fixture
+def cache(tmp_path) -> Path:
+    path = tmp_path / "cache"
+    path.mkdir(mode=0o700)
+    return path
+
+
+# ---- 1. a kernel that goes wrong after N calls --------------------------------------------------
+
+TIME_BOMB = """
+    from argonishche import PasswordHasher
+    out["selected_at_start"] = argonishche.selected_backend("argon2")
+    calls = importlib.import_module("trust_timebomb._kernels").lib.trust_g_calls
+    hasher, checker = PasswordHasher(), argon2.PasswordHasher()
+    stored = [hasher.hash(f"stored before {i}") for i in range(2)]
+    out["calls_before"] = calls()
+    warned_from = len(CAUGHT)
+    wrong = []
+    # Past 2**20 G calls with a margin: the defaults (64 MiB, t=3) take 196,604 calls a hash.
+    for i in range(7):
+        password, salt = f"password {i}".encode(), f"salt of hash {i:03}".encode()
+        if i % 2:
+            encoded = hasher.hash(password)
+            try:
+                checker.verify(encoded, password)
+            except argon2.exceptions.VerificationError:
+                wrong.append(f"PasswordHasher().hash #{i} (calls so far {calls()})")
+        elif tag(password, salt, 3, 65536, 4) != expected_tag(password, salt, 3, 65536, 4):
+            wrong.append(f"argon2_hash #{i} (calls so far {calls()})")
+    out["wrong"] = wrong
+    out["calls_after"] = calls()
+    out["new_warnings"] = warnings_text(warned_from)
+
+
+    def verifies(check, encoded, password):
+        try:
+            return check(encoded, password)
+        except argonishche.VerifyMismatchError:
+            return False
+
+
+    out["stored_verify"] = [verifies(argonishche.argon2_verify, e, f"stored before {i}")
+                            for i, e in enumerate(stored)]
+    out["stored_verify_hasher"] = [verifies(hasher.verify, e, f"stored before {i}")
+                                   for i, e in enumerate(stored)]
+    out["hashes_after_right"] = argon2_right(m=65536, t=1, p=4)
+    report()
+"""
+
+
+def test_a_kernel_that_goes_wrong_after_2_to_the_20_calls_never_returns_a_wrong_tag(
+        installed, cache):
+    plugin = PLUGINS["timebomb"]
+    probe = run(TIME_BOMB, cache, [installed("timebomb")], ARGONISHCHE_SELECT="priority")
+    out = probe.ok()
+    assert out["selected_at_start"] == "timebomb", (
+        f"precondition: the time bomb passed every check and was selected by priority; "
+        f"selected {out['selected_at_start']}, its record {probe.backend('timebomb')}")
+    assert out["calls_after"] > 2**20, (
+        f"precondition: the bomb went off (its kernel made {out['calls_after']} G calls)")
+    assert out["wrong"] == [], (
+        f"wrong tags returned without an error after the kernel went wrong: {out['wrong']}")
+    assert out["stored_verify"] == [True, True] and out["stored_verify_hasher"] == [True, True], (
+        "hashes stored before the bomb must still verify after it")
+    record = probe.backend("timebomb")
+    assert record["state"] == "quarantined", (
+        f"caught disagreeing, the backend is quarantined for the process: {record}")
+    assert out["selected"]["argon2"] != "timebomb" and out["hashes_after_right"]
+    named = [w for w in out["new_warnings"] if w.startswith("RuntimeWarning")
+             and "timebomb" in w and plugin.distribution in w]
+    assert named, ("a RuntimeWarning naming the backend and its distribution "
+                   f"({plugin.label}) when it went wrong; warnings: {out['new_warnings']}")
+
+    # A new process does not use it until it is certified again: the failure was recorded.
+    again = run("""
+        out["argon2_right"] = argon2_right(m=65536, t=3, p=4)
+        report()
+        """, cache, [installed("timebomb")], ARGONISHCHE_SELECT="priority")
+    record = again.backend("timebomb")
+    assert record["state"] not in USABLE and record["state"] in (
+        "certification-failed", "quarantined"), (
+        f"a new process must not use a kernel caught giving wrong tags: {record}")
+    assert mentions_a_failure_remembered(record["reason"]), (
+        f"the reason says that a failure was recorded: {record['reason']!r}")
+    assert again.out["selected"]["argon2"] != "timebomb" and again.out["argon2_right"]
+
+
+# ---- 2., 3. wrong beyond the old certification horizon ------------------------------------------
+
+
+def test_a_g_wrong_for_references_over_70000_blocks_behind_fails_certification(installed, cache):
+    code = """
+        out["m128_right"] = argon2_right(m=131072, t=1, p=1)
+        report()
+        """
+    probe = run(code, cache, [installed("far_g")])  # the default selection
+    record = probe.backend("far_g")
+    assert record["state"] == "certification-failed", (
+        f"certification must place ref at every distance the limits allow (the bug is from "
+        f"70,001 blocks): {record}")
+    assert probe.out["m128_right"], "Argon2id m=128 MiB must give argon2-cffi's tag"
+    # The ladder, which would pick it first, does not either (the failure is remembered).
+    ladder = run(code, cache, [installed("far_g")], ARGONISHCHE_SELECT="priority")
+    assert ladder.backend("far_g")["state"] == "certification-failed"
+    assert ladder.out["selected"]["argon2"] != "far_g" and ladder.out["m128_right"]
+
+
+def test_an_f_wrong_for_one_run_of_32000_blocks_never_gets_such_a_run(installed, cache):
+    code = """
+        try:
+            out["forced"] = [blake2b_right(size) for size in (4 << 20, (4 << 20) + 1, 6 << 20)]
+        except argonishche.BackendError as exc:
+            out["forced"] = f"refused: {exc}"
+        report()
+        """
+    forced = run(code, cache, [installed("long_f")], ARGONISHCHE_BACKEND="long_f")
+    out = forced.ok()
+    if isinstance(out["forced"], str):  # certification found it: it may not be forced
+        assert forced.backend("long_f")["state"] not in USABLE, out["forced"]
+    else:
+        assert out["selected"]["blake2b"] == "long_f", f"precondition: forced: {out}"
+        assert out["forced"] == [True, True, True], (
+            f"BLAKE2b of 4 MiB, 4 MiB + 1 and 6 MiB in one update() through the forced backend "
+            f"must equal hashlib's (the core splits runs it hands a third-party F): "
+            f"{out['forced']}")
+    ladder = run("""
+        out["right"] = [blake2b_right(size) for size in (4 << 20, 6 << 20)]
+        report()
+        """, cache, [installed("long_f")], ARGONISHCHE_SELECT="priority")
+    assert ladder.ok()["right"] == [True, True], (
+        f"BLAKE2b of 4 and 6 MiB in one update() with the ladder's selection "
+        f"({ladder.out['selected']}) must equal hashlib's")
+
+
+# ---- 4., 5. records keyed on the code that runs -------------------------------------------------
+
+BLAKE2B_2MIB = """
+    out["blake2b_2mib_right"] = blake2b_right(2 << 20)
+    out["argon2_right"] = argon2_right()
+    report()
+"""
+
+
+def test_a_shim_module_upgrade_with_new_compiled_code_is_certified_again(wheels, tmp_path, cache):
+    python = plugin_wheels.make_venv(tmp_path / "venv")
+    plugin_wheels.venv_install(python, wheels["shim_v1"])
+    first = run(BLAKE2B_2MIB, cache, [], python=python, ARGONISHCHE_SELECT="priority")
+    assert first.backend("shim")["state"] == "selected", (
+        f"precondition: version 1, right, is certified and selected: {first.backend('shim')}")
+    assert first.out["blake2b_2mib_right"]
+
+    plugin_wheels.venv_install(python, wheels["shim_v2"])  # the same .py shim, new .so
+    upgraded = run(BLAKE2B_2MIB, cache, [], python=python, ARGONISHCHE_SELECT="priority")
+    record = upgraded.backend("shim")
+    assert record["distribution"] == PLUGINS["shim_v2"].label, f"precondition: upgraded: {record}"
+    assert record["state"] == "certification-failed", (
+        f"the record must be keyed on the compiled code the shim re-exports, so version 2 is "
+        f"certified again and refused: {record}")
+    assert upgraded.out["blake2b_2mib_right"], "BLAKE2b of 2 MiB must equal hashlib's"
+    assert upgraded.out["selected"]["blake2b"] != "shim"
+
+
+def test_a_kernel_file_swapped_during_start_up_is_not_recorded_as_passed(
+        installed, fresh_site, cache):
+    swapped = fresh_site("swap")
+    new_build = plugin_wheels.installed_file(installed("swap_new"), "trust_swap", "_kernels")
+    first = run(BLAKE2B_2MIB, cache, [swapped], ARGONISHCHE_SELECT="priority",
+                TRUST_SWAP_IN=str(new_build))
+    out = first.ok()
+    loaded = plugin_wheels.installed_file(swapped, "trust_swap", "_kernels")
+    assert loaded.read_bytes() == new_build.read_bytes(), "precondition: the file was swapped"
+    assert out["blake2b_2mib_right"] and out["argon2_right"], out
+    new_sha256 = hashlib.sha256(new_build.read_bytes()).hexdigest()
+    vouching = [path for path in certification_records(cache, "yes")
+                if new_sha256 in path.read_text()]
+    assert vouching == [], (
+        f"a 'passed' record names the new file, which was never certified: {vouching}")
+
+    second = run(BLAKE2B_2MIB, cache, [swapped], ARGONISHCHE_SELECT="priority")
+    record = second.backend("swap")
+    assert record["state"] == "certification-failed", (
+        f"a new process loads the new, wrong build: it must be certified and refused: {record}")
+    assert second.out["blake2b_2mib_right"] and second.out["argon2_right"], second.out
+
+
+# ---- 6. the record files ------------------------------------------------------------------------
+
+INFO_AND_HASHES = """
+    import contextlib, io
+    from argonishche import _cli
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):
+        out["info_exit"] = _cli.main(["info", "--fast"])
+    out["info"] = text.getvalue()
+    out["blake2b_2mib_right"] = blake2b_right(2 << 20)
+    out["argon2_right"] = argon2_right()
+    report()
+"""
+
+
+def _forge(record: Path, how: str) -> None:
+    """Make the failed certification *record* say it passed, then loosen its file's or its
+    directory's mode as *how* says."""
+    lines = [("passed: yes" if line == "passed: no" else line)
+             for line in record.read_text().splitlines() if not line.startswith("failure: ")]
+    record.write_text("\n".join(lines) + "\n")
+    if how == "world-writable record":
+        record.chmod(0o666)
+    else:
+        record.parent.chmod(0o777)
+
+
+@pytest.mark.parametrize("how", ["world-writable record", "record in a 0777 directory"])
+def test_a_forged_passed_record_others_could_write_is_ignored_and_said_so(installed, cache, how):
+    wrong = installed("wrong")
+    first = run(BLAKE2B_2MIB, cache, [wrong], ARGONISHCHE_SELECT="priority")
+    assert first.backend("wrong")["state"] == "certification-failed", (
+        f"precondition: certification finds the wrong kernel: {first.backend('wrong')}")
+    failed = certification_records(cache, "no")
+    assert len(failed) == 1, f"precondition: one record of the failure: {records(cache)}"
+    _forge(failed[0], how)
+    try:
+        forged = run(INFO_AND_HASHES, cache, [wrong], ARGONISHCHE_SELECT="priority")
+    finally:
+        failed[0].parent.chmod(0o700)  # pytest's tmp_path clean-up
+    record = forged.backend("wrong")
+    assert record["state"] == "certification-failed", (
+        f"a record others could have written is no record: certified again and refused: "
+        f"{record}")
+    assert forged.out["blake2b_2mib_right"] and forged.out["argon2_right"]
+    assert forged.out["info_exit"] == 0
+    info = forged.out["info"]
+    named = str(failed[0]) if how == "world-writable record" else str(failed[0].parent)
+    assert "ignor" in info.lower() and (str(failed[0]) in info or named in info), (
+        f"`argonishche info` must say that the record {named} was ignored, and why:\n{info}")
+
+
+@pytest.fixture(scope="session")
+def right_record(installed, tmp_path_factory) -> Path:
+    """Where, relative to the cache directory, the right plugin's certification is recorded."""
+    cache = tmp_path_factory.mktemp("record_path_cache")
+    probe = run(BLAKE2B_2MIB, cache, [installed("right")], ARGONISHCHE_SELECT="priority")
+    assert probe.backend("right")["state"] == "selected", probe.backend("right")
+    passed = certification_records(cache, "yes")
+    assert len(passed) == 1, f"precondition: one record of the passed certification: {passed}"
+    return passed[0].relative_to(cache)
+
+
+@pytest.mark.parametrize("what", ["FIFO", "symbolic link to /dev/zero"])
+def test_a_fifo_or_a_link_to_dev_zero_at_the_record_path_costs_no_hang(
+        installed, cache, right_record, what):
+    path = cache / right_record
+    path.parent.mkdir(parents=True, mode=0o700)
+    for parent in path.relative_to(cache).parents:
+        (cache / parent).chmod(0o700)
+    if what == "FIFO":
+        os.mkfifo(path, 0o600)
+    else:
+        path.symlink_to("/dev/zero")
+    probe = run(BLAKE2B_2MIB, cache, [installed("right")], timeout=90,
+                ARGONISHCHE_SELECT="priority")
+    out = probe.ok()
+    assert out["blake2b_2mib_right"] and out["argon2_right"], out
+    assert probe.backend("right")["state"] in USABLE, (
+        f"with no readable record the kernel is simply certified again: "
+        f"{probe.backend('right')}")
+
+
+# ---- 7. code run at import ----------------------------------------------------------------------
+
+
+def test_an_import_time_patch_of_the_checks_cannot_certify_a_wrong_kernel(installed, cache):
+    probe = run("""
+        out["blake2b_2mib_right"] = blake2b_right(2 << 20)
+        out["patched"] = getattr(importlib.import_module("trust_patch.patch"), "APPLIED", False)
+        report()
+        """, cache, [installed("patch")], ARGONISHCHE_SELECT="priority")
+    out = probe.ok()
+    assert out["patched"], "precondition: the other entry point patched the checks"
+    record = probe.backend("patched")
+    assert record["state"] == "certification-failed", (
+        f"certification runs in a child interpreter that imports only the kernel module and "
+        f"the checks, so the patch cannot pass a wrong kernel: {record}")
+    assert out["selected"]["blake2b"] != "patched" and out["blake2b_2mib_right"]
+
+
+# ---- 8. never down: SIGILL, a crash, a hang -----------------------------------------------------
+
+
+def test_a_kernel_that_raises_sigill_in_certification_costs_only_itself(installed, cache):
+    probe = run(BLAKE2B_2MIB, cache, [installed("trap")], ARGONISHCHE_SELECT="priority")
+    out = probe.ok()  # today: the whole process dies of SIGILL
+    record = probe.backend("trap")
+    assert record["state"] == "certification-failed" and "SIGILL" in record["reason"], (
+        f"the child interpreter certifying it died of SIGILL, and the reason says so: {record}")
+    assert out["blake2b_2mib_right"] and out["argon2_right"]
+    assert out["selected"]["blake2b"] != "trap"
+
+
+def test_a_kernel_that_hangs_in_certification_is_refused_at_the_timeout(installed, cache):
+    probe = run(BLAKE2B_2MIB, cache, [installed("hang")], timeout=60,
+                ARGONISHCHE_SELECT="priority", ARGONISHCHE_CERTIFY_TIMEOUT="5")
+    out = probe.ok()
+    record = probe.backend("hang")
+    assert record["state"] == "certification-failed", record
+    assert "time" in record["reason"].lower() and "5" in record["reason"], (
+        f"the reason names the timeout: {record['reason']!r}")
+    assert out["blake2b_2mib_right"] and out["argon2_right"]
+    assert probe.seconds < 45, f"start-up took {probe.seconds:.1f} s with a 5 s timeout"
+
+
+def _emulated_haswell() -> str:
+    """An interpreter wrapper running on a Haswell model (AVX2, no AVX-512: QEMU's, or Intel
+    SDE's -hsw), whose child interpreters are emulated too (tests/emulate.py)."""
+    import emulate
+
+    try:
+        emulate.emulator_command("avx2")
+    except SystemExit as exc:
+        pytest.skip(f"no CPU model without AVX-512 to run on: {exc} (CI installs qemu-user)")
+    return emulate.wrapper("avx2")
+
+
+def test_an_undeclared_avx512_instruction_is_caught_on_a_cpu_without_it(installed, cache):
+    python = _emulated_haswell()
+    info = run_command([python, "-m", "argonishche", "info", "--json", "--fast"], cache,
+                       [installed("undeclared")], timeout=600, ARGONISHCHE_SELECT="priority")
+    assert info.returncode == 0, (
+        f"`argonishche info` on a CPU without AVX-512 exited with {info.returncode} "
+        f"(-4: SIGILL):\n{info.stderr[-3000:]}")
+    report = json.loads(info.stdout)
+    (record,) = [b for b in report["backends"] if b["name"] == "undeclared"]
+    assert record["state"] == "certification-failed" and "SIGILL" in record["reason"], (
+        f"the module declares avx,avx2 but runs AVX-512: {record}")
+    probe = run(BLAKE2B_2MIB, cache, [installed("undeclared")], python=python, timeout=600,
+                ARGONISHCHE_SELECT="priority")
+    out = probe.ok()
+    assert out["argon2_right"] and out["blake2b_2mib_right"]
+    assert probe.backend("undeclared")["state"] == "certification-failed"
+
+
+# ---- 9. names -----------------------------------------------------------------------------------
+
+
+def test_two_distributions_registering_one_backend_name_are_both_refused(installed, cache):
+    sites = [installed("scalar2"), installed("squatter")]
+    real, squatter = PLUGINS["scalar2"], PLUGINS["squatter"]
+    probe = run("""
+        try:
+            argonishche.argon2_hash(b"password", b"somesalt", type="id", time_cost=1,
+                                    memory_cost=32, parallelism=1, backend="scalar2")
+            out["forced"] = "hashed"
+        except argonishche.BackendError as exc:
+            out["forced"] = f"refused: {exc}"
+        out["argon2_right"] = argon2_right()
+        report()
+        """, cache, sites, ARGONISHCHE_SELECT="priority")
+    out = probe.ok()
+    scalar2 = [b for b in out["backends"] if b["name"] == "scalar2"]
+    states = {b["state"] for b in scalar2} | {
+        p["state"] for p in out["plugins"] or ()
+        if p["distribution"] in (real.label, squatter.label)}
+    assert "name-conflict" in states and all(b["state"] == "name-conflict" for b in scalar2), (
+        f"both registrations of scalar2 are refused as a name conflict: backends {scalar2}, "
+        f"plugins {out['plugins']}")
+    assert out["forced"].startswith("refused"), "backend='scalar2' names no usable backend"
+    assert "scalar2" not in out["selected"].values() and out["argon2_right"]
+    assert any(real.distribution in w and squatter.distribution in w
+               for w in out["warnings"]), (
+        f"a warning names both distributions: {out['warnings']}")
+
+    blocked = run("""
+        out["argon2_right"] = argon2_right()
+        report()
+        """, cache, sites, ARGONISHCHE_SELECT="priority",
+        ARGONISHCHE_DISABLE_BACKENDS=squatter.distribution)
+    record = blocked.backend("scalar2")
+    assert record["distribution"] == real.label and record["state"] == "selected", (
+        f"with the squatter blocked, the real scalar2 is used: {record}")
+    assert blocked.out["argon2_right"]
