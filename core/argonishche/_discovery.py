@@ -19,11 +19,15 @@
    provide is asked for.
 
 Nothing here imports or runs a kernel module: that is :mod:`argonishche._backend_checks`.
+Each plugin's code (its import and its hooks) runs within the *plugin_code* context the caller
+gives: the process registry releases its lock there, or refuses (see :mod:`argonishche._registry`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import contextlib
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager
 from typing import Any, NamedTuple
 
 import pluggy
@@ -49,6 +53,16 @@ PLUGIN_LOADED = "loaded"
 PLUGIN_BLOCKED = "blocked"
 PLUGIN_FAILED = "failed"
 PLUGIN_DEFERRED = "deferred"
+PLUGIN_NOT_LOADED = "not-loaded"  # plugin code could not run now (the reason says why)
+
+#: Runs a plugin's code: entering yields None to run it, or the reason it may not run.
+PluginCode = Callable[[], AbstractContextManager["str | None"]]
+
+
+@contextlib.contextmanager
+def run_here() -> Iterator[str | None]:
+    """The :data:`PluginCode` of a registry with no lock to release: plugin code just runs."""
+    yield None
 
 #: The distribution that ships the built-in backends and allocators.
 BUILTIN_DISTRIBUTION = "argonishche"
@@ -112,7 +126,8 @@ def _normalized(name: str) -> str:
     return name.lower().replace("_", "-").replace(".", "-")
 
 
-def discover(settings: Settings, entry_points: Iterable[Any]) -> Discovered:
+def discover(settings: Settings, entry_points: Iterable[Any],
+             plugin_code: PluginCode = run_here) -> Discovered:
     """Walk *entry_points* under *settings*; see the module docstring."""
     found = Discovered()
     manager = found.manager
@@ -142,7 +157,7 @@ def discover(settings: Settings, entry_points: Iterable[Any]) -> Discovered:
                 f"{settings.backend} is built in (imported if an allocator is asked for that no "
                 f"imported plugin registered)"))
             continue
-        _load(found, ep, dist, settings)
+        _run_plugin(found, ep, dist, settings, plugin_code)
     known = set(found.backends) | {ep.name.lower() for ep in third_party} | {
         _normalized(getattr(ep.dist, "name", "")) for ep in third_party}
     _warn_unknown("ARGONISHCHE_DISABLE_BACKENDS", settings.disabled_backends, known,
@@ -164,7 +179,17 @@ def _load(found: Discovered, ep: Any, dist: str, settings: Settings) -> None:
     _collect(manager, found, ep.name, dist, plugin, settings)
 
 
-def load_deferred(found: Discovered, settings: Settings) -> list[BackendEntry]:
+def _run_plugin(found: Discovered, ep: Any, dist: str, settings: Settings,
+                plugin_code: PluginCode) -> None:
+    with plugin_code() as refused:
+        if refused:
+            found.plugins.append(PluginRecord(ep.name, dist, PLUGIN_NOT_LOADED, refused))
+        else:
+            _load(found, ep, dist, settings)
+
+
+def load_deferred(found: Discovered, settings: Settings,
+                  plugin_code: PluginCode = run_here) -> list[BackendEntry]:
     """Import the plugins :func:`discover` deferred; the backends they registered (to check)."""
     before = set(found.backends)
     deferred, found.deferred = found.deferred, []
@@ -172,7 +197,7 @@ def load_deferred(found: Discovered, settings: Settings) -> list[BackendEntry]:
     found.plugins[:] = [p for p in found.plugins
                         if not (p.state == PLUGIN_DEFERRED and p.name in names)]
     for ep in deferred:
-        _load(found, ep, distribution_label(ep), settings)
+        _run_plugin(found, ep, distribution_label(ep), settings, plugin_code)
     return [entry for name, entry in found.backends.items() if name not in before]
 
 
