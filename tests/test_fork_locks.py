@@ -150,6 +150,13 @@ def test_a_plugin_import_that_waits_for_a_hashing_thread_finishes(tmp_path):
         worker.start()
         worker.join()
         assert tags == [{KNOWN_TAG.hex()!r}], tags
+        # The C blake2b type finds no registry yet: it asks, and gets the built-ins' table.
+        digests = []
+        worker = threading.Thread(target=lambda: digests.append(argonishche.blake2b(b"x")))
+        worker.start()
+        worker.join()
+        import hashlib
+        assert digests[0].digest() == hashlib.blake2b(b"x").digest()
     """)
     result = run("""
         print(tag())
@@ -182,3 +189,104 @@ def test_a_child_forked_while_plugins_load_uses_the_builtins_and_says_why(tmp_pa
     assert lines[0] == ("child True not-loaded not loaded: the process forked while plugins "
                         "were loading"), lines
     assert lines[1:] == ["child exit 0", "parent ['loaded']"]
+
+
+def test_warnings_of_the_build_are_given_with_no_lock_held(tmp_path):
+    # What a warning runs (here a showwarning hook; logging's in a server) may need a thread
+    # that needs the registry: the probe thread must find both fork-waited locks free.
+    path = plugin_on_path(tmp_path, "broken_plugin", """
+        raise ImportError("broken_plugin is broken")
+    """)
+    result = run("""
+        probes = []
+        def showwarning(message, *args, **kwargs):
+            def probe():
+                free = []
+                for lock in (argonishche._lazy_lock, _registry._lock):
+                    free.append(lock.acquire(timeout=2))
+                    if free[-1]:
+                        lock.release()
+                probes.append((str(message)[:40], free))
+            prober = threading.Thread(target=probe)
+            prober.start()
+            prober.join()
+        warnings.showwarning = showwarning
+        argonishche.backends()
+        for probe in probes:
+            print(*probe)
+    """, PYTHONPATH=path, ARGONISHCHE_DISABLE_BACKENDS="typo")
+    assert result.stdout.splitlines() == [
+        "argonishche: plugin 'slowpoke' from slow [True, True]",
+        "argonishche: ARGONISHCHE_DISABLE_BACKEND [True, True]"]
+
+
+#: A plugin registering the allocator "slowpool" after a slow import that logs.
+SLOW_ALLOCATOR_PLUGIN = """
+    import logging, time
+    import argonishche
+    time.sleep(0.4)  # the other thread acts now
+    logging.getLogger("slow_allocator").warning("loaded")
+
+    class SlowPool(argonishche.Allocator):
+        name = "slowpool"
+        def acquire(self, size):
+            return bytearray(size)
+        def release(self, buffer):
+            pass
+
+    @argonishche.hookimpl
+    def argonishche_register_allocators(register):
+        register(SlowPool())
+"""
+
+
+def test_fork_while_deferred_plugins_load_for_an_allocator(tmp_path):
+    # With a built-in backend forced, plugins are imported only when an allocator no imported
+    # plugin registered is asked for: that import too runs with the fork-waited lock released.
+    path = plugin_on_path(tmp_path, "slow_allocator", SLOW_ALLOCATOR_PLUGIN)
+    result = run(f"""
+        import logging
+        logging.basicConfig()
+        tag()  # the registry is built; the plugin is deferred
+        found = []
+        loader = threading.Thread(
+            target=lambda: found.append(_registry.get().allocator("slowpool").name))
+        loader.start()
+        time.sleep(0.1)
+        pid = os.fork()
+        if pid == 0:
+            signal.alarm(20)
+            ok = tag() == {KNOWN_TAG.hex()!r}
+            try:
+                _registry.get().allocator("slowpool")
+            except argonishche.BackendError:
+                pass
+            records = [p for p in _registry.get().plugins if p.name == "slowpoke"]
+            print("child", ok, records[0].state, records[0].reason, flush=True)
+            os._exit(0)
+        print("child exit", reap(pid), flush=True)
+        loader.join()
+        print("parent", found)
+    """, PYTHONPATH=path, ARGONISHCHE_BACKEND="ref")
+    assert result.stdout.splitlines() == [
+        "child True not-loaded not loaded: the process forked while plugins were loading",
+        "child exit 0", "parent ['slowpool']"]
+
+
+def test_threads_asking_while_plugins_load_get_the_builtins_or_wait_for_a_plugins_part(
+        tmp_path):
+    path = plugin_on_path(tmp_path, "slow_allocator", SLOW_ALLOCATOR_PLUGIN)
+    result = run(f"""
+        builder = threading.Thread(target=argonishche.backends)
+        builder.start()
+        time.sleep(0.1)
+        meanwhile = _registry.get()  # the builder is in the plugin's import
+        records = [p for p in meanwhile.plugins if p.name == "slowpoke"]
+        print(meanwhile.provisional, tag() == {KNOWN_TAG.hex()!r}, records[0].state)
+        print(meanwhile.report()[0].builtin, meanwhile.choices["argon2"].how)
+        # Only the plugin has this allocator: the provisional registry waits for the build.
+        print(meanwhile.allocator("slowpool").name, _registry.get().provisional)
+        builder.join()
+    """, PYTHONPATH=path)
+    assert result.stdout.splitlines() == ["True True not-loaded", "True priority",
+                                          "slowpool False"]
