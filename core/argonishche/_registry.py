@@ -376,25 +376,28 @@ def selected_table(algorithm: str) -> CData:
 
 def _build() -> Registry:
     global _instance, _builder, _provisional
-    with _warn.collected() as kept:  # given below, once no lock is held
-        _lock.acquire()
-        try:
-            registry = _instance
-            if registry is None and _builder is not None:
-                registry = _provisional_registry()
-            if registry is None:
-                _builder, generation = _thread.get_ident(), _generation
-                _build_finished.acquire()  # free: only a builder takes it
-                try:
-                    registry = Registry(plugin_code=_plugin_window)
-                    if generation == _generation:  # else reset() came meanwhile: not kept
-                        _instance = registry
-                finally:
-                    _builder, _provisional = None, None
-                    _build_finished.release()
-        finally:
-            _lock.release()  # the global: see _plugin_window
-    _warn.emit(kept)
+    kept: _warn.Collected = []
+    try:
+        with _warn.collected() as kept:  # given below, once no lock is held
+            _lock.acquire()
+            try:
+                registry = _instance
+                if registry is None and _builder is not None:
+                    registry = _provisional_registry()
+                if registry is None:
+                    _builder, generation = _thread.get_ident(), _generation
+                    _build_finished.acquire()  # free: only a builder takes it
+                    try:
+                        registry = Registry(plugin_code=_plugin_window)
+                        if generation == _generation:  # else reset() came meanwhile: not kept
+                            _instance = registry
+                    finally:
+                        _builder, _provisional = None, None
+                        _build_finished.release()
+            finally:
+                _lock.release()  # the global: see _plugin_window
+    finally:  # also when the build failed: what it found is still worth saying
+        _warn.emit(kept)
     return registry
 
 
