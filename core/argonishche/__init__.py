@@ -55,7 +55,9 @@ _LAZY = {"PasswordHasher": "._password_hasher", "hash_many": "._batch", "blake2b
 
 # A child forked while another thread is importing one of them would inherit that module half
 # made, with importlib's lock on it held by a thread the child does not have: its first use of
-# the name would hang.  fork() therefore waits for such an import to finish.
+# the name would hang.  fork() therefore waits for such an import to finish.  Lock order: this
+# lock, then the registry's (see _registry's docstring); only the import of argonishche's own
+# module runs under it, never the registry's start-up, plugin code or a warning.
 _lazy_lock = _thread.RLock()
 
 

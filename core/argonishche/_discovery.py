@@ -27,12 +27,16 @@
    provide is asked for.
 
 Nothing here imports or runs a kernel module: that is :mod:`argonishche._backend_checks`.
+Each plugin's code (its import and its hooks) runs within the *plugin_code* context the caller
+gives: the process registry releases its lock there, or refuses (see :mod:`argonishche._registry`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,6 +66,16 @@ PLUGIN_LOADED = "loaded"
 PLUGIN_BLOCKED = "blocked"
 PLUGIN_FAILED = "failed"
 PLUGIN_DEFERRED = "deferred"
+PLUGIN_NOT_LOADED = "not-loaded"  # plugin code could not run now (the reason says why)
+
+#: Runs a plugin's code: entering yields None to run it, or the reason it may not run.
+PluginCode = Callable[[], AbstractContextManager["str | None"]]
+
+
+@contextlib.contextmanager
+def run_here() -> Iterator[str | None]:
+    """The :data:`PluginCode` of a registry with no lock to release: plugin code just runs."""
+    yield None
 
 #: The distribution that ships the built-in backends and allocators.
 BUILTIN_DISTRIBUTION = "argonishche"
@@ -156,7 +170,8 @@ def _own_label(dist: str) -> bool:
     return dist.split(" ")[0] == BUILTIN_DISTRIBUTION
 
 
-def discover(settings: Settings, entry_points: Iterable[Any]) -> Discovered:
+def discover(settings: Settings, entry_points: Iterable[Any],
+             plugin_code: PluginCode = run_here) -> Discovered:
     """Walk *entry_points* (argonishche's own among them) under *settings*; see the module
     docstring."""
     found = Discovered()
@@ -183,7 +198,7 @@ def discover(settings: Settings, entry_points: Iterable[Any]) -> Discovered:
                     f"{settings.backend} is built in (imported if an allocator is asked for that "
                     f"no imported plugin registered)")
             continue
-        _load(found, ep, dist, settings)
+        _run_plugin(found, ep, dist, settings, plugin_code)
     _settle_conflicts(found)
     known = {e.name for e in found.backends.values()} | {ep.name.lower() for ep in third_party} | {
         _normalized(getattr(ep.dist, "name", "")) for ep in third_party}
@@ -214,7 +229,17 @@ def _load(found: Discovered, ep: Any, dist: str, settings: Settings) -> None:
     _collect(found, ep.name, dist, plugin, settings)
 
 
-def load_deferred(found: Discovered, settings: Settings) -> list[BackendEntry]:
+def _run_plugin(found: Discovered, ep: Any, dist: str, settings: Settings,
+                plugin_code: PluginCode) -> None:
+    with plugin_code() as refused:
+        if refused:
+            _record(found, ep.name, dist, PLUGIN_NOT_LOADED, refused)
+        else:
+            _load(found, ep, dist, settings)
+
+
+def load_deferred(found: Discovered, settings: Settings,
+                  plugin_code: PluginCode = run_here) -> list[BackendEntry]:
     """Import the plugins :func:`discover` deferred; the backends they registered (to check)."""
     before = set(found.backends)
     deferred, found.deferred = found.deferred, []
@@ -222,7 +247,7 @@ def load_deferred(found: Discovered, settings: Settings) -> list[BackendEntry]:
     found.plugins[:] = [p for p in found.plugins
                         if not (p.state == PLUGIN_DEFERRED and p.name in names)]
     for ep in deferred:
-        _load(found, ep, distribution_label(ep), settings)
+        _run_plugin(found, ep, distribution_label(ep), settings, plugin_code)
     _settle_conflicts(found)
     return [entry for name, entry in found.backends.items() if name not in before]
 

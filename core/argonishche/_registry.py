@@ -10,25 +10,55 @@ Start-up happens on first use (the first hash, ``backends()``, ``info``), never 
 4. :mod:`argonishche._selection` picks a backend per algorithm.
 
 After that the hot path is :func:`selected_table`: one dictionary lookup, no pluggy call.
+
+Locks, threads and fork (the one place the lock order is written down; the README's "Threads,
+fork and servers" says it for users):
+
+- ``fork()`` waits for two locks, in this order (the before-fork hooks run in reverse order of
+  registration, and the package's ``__init__`` registers after this module): the lazy-name lock
+  (``argonishche._lazy_lock``), then this module's ``_lock``.  Code may take ``_lazy_lock`` and
+  then ``_lock``, never the reverse.
+- Under either, only argonishche's own code runs: parsing the settings, registering and checking
+  the built-in backends, the selection, a lazy import of one of argonishche's modules.  Never a
+  warning or a log call (:mod:`argonishche._warn` keeps them until the locks are released), and
+  never plugin code: a plugin's import and hooks, a third-party kernel module's import, self-test
+  and certification.  Another fork hook (logging's) or another thread (one a plugin's import
+  waits for) may hold what such code needs, while waiting for one of these locks.
+- The builder (the one thread that builds the registry, marked by ``_builder``) holds ``_lock``
+  except while plugin code runs (:func:`_plugin_window` releases it); ``_build_finished``, which
+  fork() does not wait for, is held for the whole build.  A thread that asks for the registry
+  while the builder runs plugin code (the builder itself, from plugin code, included) gets a
+  *provisional* registry of the built-in backends only, checked like any, and hashes with it:
+  the same tags, maybe slower.  It waits for the build only for what only a plugin can give
+  (an allocator or a backend named that the built-ins do not have).
+- A child forked while another thread ran plugin code never runs plugin code: that thread's
+  locks (importlib's lock on the module it was importing) are held in the child forever.  It
+  builds a registry of the built-ins, and records each plugin as ``not-loaded`` with the reason.
+- ``_deferred_lock`` (not waited for by fork) serializes the import of deferred plugins
+  (:meth:`Registry.allocator`); it is never taken under ``_lock``.
 """
 
 from __future__ import annotations
 
 import _thread
+import contextlib
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from . import _backend_checks, _selection, _settings
+from . import _backend_checks, _selection, _settings, _warn
 from ._discovery import (
     AVAILABLE,
+    LOAD_FAILED,
     QUARANTINED,
     USABLE_STATES,
     BackendEntry,
+    PluginCode,
     PluginInfo,
     discover,
     load_deferred,
+    run_here,
 )
 from ._entry_points import entry_points
 from .exceptions import ArgonishcheError, BackendError, ParameterTypeError, SettingError
@@ -66,36 +96,65 @@ class Registry:
     """Backends and allocators found, checked and selected for one environment."""
 
     def __init__(self, environ: Mapping[str, str] | None = None,
-                 plugin_entry_points: Iterable[Any] | None = None) -> None:
+                 plugin_entry_points: Iterable[Any] | None = None, *,
+                 plugin_code: PluginCode = run_here, provisional: bool = False) -> None:
         """:param environ: the variables to read (default: this process's, parsed once).
         :param plugin_entry_points: the entry points to walk (default: the installed ones).
+        :param plugin_code: the context every run of plugin code is made in (a plugin's import
+            and hooks; a third-party kernel module's import, self-test and certification); it
+            may refuse to run it.  The process registry's releases its lock (module docstring).
+        :param provisional: the registry threads get while another loads the plugins: chosen
+            by the ladder (nothing measured or remembered), and a forced backend the built-ins
+            do not have is replaced by the best built-in (the tags are the same).
         :raises SettingError: a variable has a value that is not allowed."""
         self.settings = _settings.current() if environ is None else _settings.parse(environ)
         if plugin_entry_points is None:
             plugin_entry_points = entry_points(group=PROJECT_NAME)
-        self._found = found = discover(self.settings, plugin_entry_points)
+        self.provisional = provisional
+        self._plugin_code = plugin_code
+        self._found = found = discover(self.settings, plugin_entry_points, plugin_code)
         self.entries: dict[str, BackendEntry] = found.backends
         self.allocators: dict[str, tuple[Allocator, str]] = found.allocators
         self.plugins: list[PluginInfo] = found.plugins
         for entry in self.entries.values():
-            if entry.state == AVAILABLE:
+            if entry.state == AVAILABLE and entry.builtin:
                 _backend_checks.check(entry)
-        ref = self.entries.get("ref")
-        reference = ref.table if ref is not None and ref.builtin else None
+        reference = self._reference()
         for entry in self.entries.values():
-            if _backend_checks.needs_certification(entry):
-                _backend_checks.certify(entry, reference, self.settings)
-            if entry.table is not None and not entry.first_party and self.settings.witness:
-                entry.validation += ", witnessed (a built-in recomputes its Argon2 tags)"
+            if entry.state == AVAILABLE and not entry.builtin:
+                self._check_plugin_backend(entry, reference)
         self.tables: dict[str, CData] = {}   # algorithm -> selected kernel table, for hot paths
         self.choices: dict[str, _selection.Choice] = {}   # algorithm -> what was chosen, why
         self.selection_error: ArgonishcheError | None = None
         # id(table) -> (table, its entry), kept for the process: see hashing_tables().
         self._table_owners: dict[int, tuple[CData, BackendEntry]] = {}
+        settings = self.settings
+        if provisional:
+            forced = settings.backend if settings.backend in self.entries else None
+            settings = settings._replace(select="priority", backend=forced)
         try:
-            self._choose(_selection.select(self.settings, self.entries, plugins=self.plugins))
+            self._choose(_selection.select(settings, self.entries, plugins=self.plugins))
         except (BackendError, SettingError) as exc:
             self.selection_error = exc  # raised when a hash needs a backend, not before
+
+    def _check_plugin_backend(self, entry: BackendEntry, reference: CData | None) -> None:
+        """Check and certify a backend that is not built in: plugin code (its kernel module is
+        imported, or certified in a child first)."""
+        with self._plugin_code() as refused:
+            if refused:
+                entry.state, entry.reason = LOAD_FAILED, refused
+                return
+            _backend_checks.check(entry)
+            if _backend_checks.needs_certification(entry):
+                _backend_checks.certify(entry, reference, self.settings)
+        if entry.table is not None and not entry.first_party and self.settings.witness:
+            entry.validation += ", witnessed (a built-in recomputes its Argon2 tags)"
+
+    def _reference(self) -> CData | None:
+        """ref's kernel table, which certification compares with, if ref is the built-in one
+        and usable here."""
+        ref = self.entries.get("ref")
+        return ref.table if ref is not None and ref.builtin else None
 
     def usable(self) -> list[BackendEntry]:
         return _selection.usable(self.entries.values())
@@ -115,6 +174,10 @@ class Registry:
         Returns {algorithm: {backend: nanoseconds per KiB}}.  *rounds*, *budget* (seconds) and
         *step* (called before each round): as :func:`argonishche._selection.measure` takes them.
         """
+        if self.provisional:  # a measurement of the finished registry, which is kept
+            finished = _finished()
+            if finished is not None:
+                return finished.calibrate(rounds, budget, step)
         candidates = self.usable()
         if not candidates:
             raise self.selection_error or BackendError(
@@ -132,10 +195,18 @@ class Registry:
         """The kernel table to use for *algorithm*, or for the backend named *backend*."""
         if backend is None:
             table = self.tables.get(algorithm)
+            if table is None and self.provisional and algorithm in ALGORITHMS:
+                finished = _finished()  # the selection failed: a plugin may be what it needs
+                if finished is not None:
+                    return finished.kernel_table(algorithm)
             if table is None:
                 raise self.selection_error or BackendError(f"unknown algorithm {algorithm!r}")
             return table
         entry = self.entries.get(backend.lower())
+        if entry is None and self.provisional:  # a plugin's, maybe: ask the finished registry
+            finished = _finished()
+            if finished is not None:
+                return finished.kernel_table(algorithm, backend)
         if entry is None or entry.table is None:
             why = "no such backend" if entry is None else f"{entry.state}: {entry.reason}"
             raise BackendError(f"backend {backend!r} cannot be used: {why}. Available: "
@@ -224,16 +295,12 @@ class Registry:
                                      f"argonishche.Allocator, not {type(name).__name__}")
         wanted = (name or self.allocator_name).lower()
         if wanted not in self.allocators and self._found.deferred:
-            with _lock:  # a deferred plugin may provide it: import them all now, once
-                if self._found.deferred:
-                    for entry in load_deferred(self._found, self.settings):
-                        if entry.state == AVAILABLE:
-                            _backend_checks.check(entry)  # reported; a forced one stays forced
-                        if _backend_checks.needs_certification(entry):
-                            ref = self.entries.get("ref")
-                            _backend_checks.certify(entry, ref.table if ref is not None
-                                                    and ref.builtin else None, self.settings)
+            self._load_deferred()  # a deferred plugin may provide it
         found = self.allocators.get(wanted)
+        if found is None and self.provisional:  # a plugin's, maybe: ask the finished registry
+            finished = _finished()
+            if finished is not None:
+                return finished.allocator(name)
         if found is not None:
             return found[0]
         registered = ", ".join(sorted(self.allocators)) or "none"
@@ -241,6 +308,16 @@ class Registry:
             raise SettingError("ARGONISHCHE_ALLOCATOR", self.settings.allocator,
                                f"a registered allocator; registered: {registered}")
         raise BackendError(f"allocator {wanted!r}: no such allocator. Registered: {registered}")
+
+    def _load_deferred(self) -> None:
+        """Import the deferred plugins, all at once (outside ``_lock``: plugin code)."""
+        with _warn.collected() as kept:
+            with _deferred_lock:
+                if self._found.deferred:
+                    for entry in load_deferred(self._found, self.settings, self._plugin_code):
+                        if entry.state == AVAILABLE:  # reported; a forced one stays forced
+                            self._check_plugin_backend(entry, self._reference())
+        _warn.emit(kept)
 
     def selected_name(self, algorithm: str) -> str:
         if algorithm not in ALGORITHMS:
@@ -267,13 +344,57 @@ class Registry:
 # on every construction, to reuse the table it last resolved while the selection is unchanged:
 # renaming either means changing it there too (tests/test_blake2b_type.py follows calibrate()).
 _instance: Registry | None = None
-_lock = _thread.RLock()  # threading's import is not needed for one lock
+# The locks and the state of a build: see the module docstring for the order and the rules.
+_lock = _thread.RLock()  # threading's import is not needed for a lock
+_builder: int | None = None            # the thread building the registry
+_builder_released_lock = False         # ... and it runs plugin code, _lock released
+_build_finished = _thread.allocate_lock()  # held by the builder for the whole build
+_provisional: Registry | None = None   # the built-ins, for other threads meanwhile
+_generation = 0                        # reset() counts: a build started before is not kept
+_plugin_threads: list[int] = []        # threads running plugin code now (once per nesting)
+_plugins_refused: str | None = None    # in a child forked while plugin code ran: why
+_deferred_lock = _thread.RLock()
+
+FORKED_WHILE_LOADING = "not loaded: the process forked while plugins were loading"
+LOADING_ELSEWHERE = ("not loaded yet: the plugins are loading (asked for meanwhile: the "
+                     "built-in backends answered)")
+
+
+@contextlib.contextmanager
+def _plugin_window() -> Iterator[str | None]:
+    """The process registry's :data:`PluginCode`: plugin code runs with ``_lock`` released (a
+    fork() meanwhile then makes a child that loads no plugin), or not at all in such a child."""
+    global _builder_released_lock
+    if _plugins_refused is not None:
+        yield _plugins_refused
+        return
+    me = _thread.get_ident()
+    release = _builder == me and not _builder_released_lock  # the builder holds _lock once
+    _plugin_threads.append(me)
+    if release:
+        _builder_released_lock = True
+        _lock.release()
+    try:
+        yield None
+    finally:
+        if release:
+            _lock.acquire()  # the global: in a child this thread forked, the child's new lock
+            _builder_released_lock = False
+        _plugin_threads.remove(me)
+
+
+def _refusing(reason: str) -> PluginCode:
+    """A :data:`PluginCode` that runs no plugin code, for *reason*."""
+    @contextlib.contextmanager
+    def refuse() -> Iterator[str | None]:
+        yield reason
+    return refuse
 
 
 def _before_fork() -> None:
-    # fork() waits until no thread is building the registry: a child forked mid-build would
-    # inherit the builder's locks (ours, and importlib's lock of the plugin module it was
-    # importing) held by a thread that does not exist in the child, and hang on its first hash.
+    # fork() waits while argonishche's own start-up code runs (a child forked then would inherit
+    # the builder's locks, ours and importlib's lock of a built-in kernel module it was
+    # importing), never while plugin code runs (which may wait for another fork hook's lock).
     _lock.acquire()
 
 
@@ -282,8 +403,26 @@ def _after_fork_in_parent() -> None:
 
 
 def _after_fork_in_child() -> None:
-    global _lock
+    global _lock, _builder, _build_finished, _provisional, _instance, _plugins_refused
+    global _deferred_lock
+    me = _thread.get_ident()
     _lock = _thread.RLock()  # the parent's was held (by _before_fork) as the child was made
+    _deferred_lock = _thread.RLock()
+    _build_finished = _thread.allocate_lock()
+    builder_forked = _builder == me  # plugin code of the build forked: the build goes on here
+    if builder_forked:
+        _build_finished.acquire()
+        if not _builder_released_lock:
+            _lock.acquire()
+    others = [thread for thread in _plugin_threads if thread != me]
+    _plugin_threads[:] = [thread for thread in _plugin_threads if thread == me]
+    if others or (_builder is not None and not builder_forked):
+        # Those threads do not exist here; the locks they held (importlib's, the plugin's own)
+        # stay held: no plugin code runs in this process, and what they were building is gone.
+        _plugins_refused = FORKED_WHILE_LOADING
+        _instance = _provisional = None
+        if not builder_forked:
+            _builder = None
 
 
 if hasattr(os, "register_at_fork"):  # POSIX; Windows has no fork()
@@ -293,6 +432,9 @@ if hasattr(os, "register_at_fork"):  # POSIX; Windows has no fork()
 
 def get() -> Registry:
     """The process-wide registry, built on first use; safe to call from many threads.
+
+    While another thread runs the plugins' code for it, this is the provisional registry of the
+    built-in backends (see the module docstring).
 
     :raises SettingError: an ``ARGONISHCHE_*`` variable is invalid (raised on every call until
         it is fixed and :func:`reset` is called)."""
@@ -311,17 +453,57 @@ def selected_table(algorithm: str) -> CData:
 
 
 def _build() -> Registry:
-    global _instance
-    with _lock:
-        if _instance is None:
-            _instance = Registry()
-        return _instance
+    global _instance, _builder, _provisional
+    kept: _warn.Collected = []
+    try:
+        with _warn.collected() as kept:  # given below, once no lock is held
+            _lock.acquire()
+            try:
+                registry = _instance
+                if registry is None and _builder is not None:
+                    registry = _provisional_registry()
+                if registry is None:
+                    _builder, generation = _thread.get_ident(), _generation
+                    _build_finished.acquire()  # free: only a builder takes it
+                    try:
+                        registry = Registry(plugin_code=_plugin_window)
+                        if generation == _generation:  # else reset() came meanwhile: not kept
+                            _instance = registry
+                    finally:
+                        _builder, _provisional = None, None
+                        _build_finished.release()
+            finally:
+                _lock.release()  # the global: see _plugin_window
+    finally:  # also when the build failed: what it found is still worth saying
+        _warn.emit(kept)
+    return registry
+
+
+def _provisional_registry() -> Registry:
+    """The built-ins-only registry, made once per build (called holding ``_lock``)."""
+    global _provisional
+    if _provisional is None:
+        with _warn.collected():  # dropped: the builder gives the same ones when it is done
+            _provisional = Registry(plugin_code=_refusing(LOADING_ELSEWHERE), provisional=True)
+    return _provisional
+
+
+def _finished() -> Registry | None:
+    """The process registry, once the build in progress is done (None: there is none, or this
+    thread is running its plugin code and cannot wait for itself)."""
+    me = _thread.get_ident()
+    if _builder is not None and _builder != me and me not in _plugin_threads:
+        finished = _build_finished
+        finished.acquire()
+        finished.release()
+    return _instance
 
 
 def reset() -> None:
     """Forget the registry and the parsed settings, so the next use starts again (for tests
     and long-lived tools)."""
-    global _instance
+    global _instance, _provisional, _generation
     with _lock:
-        _instance = None
+        _instance = _provisional = None
+        _generation += 1
         _settings.forget()
