@@ -12,7 +12,7 @@
    kernels called where the reported bugs showed (far references, long runs of blocks).
 5. For a backend that is not argonishche's own: the certification (:mod:`argonishche._certify`,
    differential against ``ref`` at sizes the self-test cannot afford), run the first time its
-   code is seen on this machine and remembered by the SHA-256 of that code and this CPU's
+   code is seen on this machine and remembered by the BLAKE2b of that code and this CPU's
    identity.  A third-party backend is never used uncertified, and cannot be certified without
    a usable ``ref`` to compare with.
 

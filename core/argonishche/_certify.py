@@ -2,7 +2,7 @@
 
 The start-up self-test (:mod:`argonishche._selftest`) has a fraction of a millisecond per backend.
 Certification runs what costs more, the first time a kernel module's code is seen, and remembers
-the outcome by the SHA-256 of that code (every file holding the kernels, see :class:`Code`) and
+the outcome by the BLAKE2b-256 of that code (every file holding the kernels, see :class:`Code`) and
 this CPU's identity in a per-user cache directory (:func:`cache_directory`).  On top
 of the quick self-test with every known-answer vector it checks, each for a bug class that the
 quick checks cannot afford to reach:
@@ -38,7 +38,7 @@ import importlib
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, NamedTuple
 
 from . import _driver, _records, _selftest
@@ -249,11 +249,21 @@ def failures(table: CData, reference: CData | None = None) -> list[str]:
 # and after the module is loaded, and on Linux the mapping the kernels run from must be that file.
 
 
+def digest(chunks: Iterable[bytes]) -> str:
+    """BLAKE2b-256 of *chunks*, in hex, computed with ref's kernel (self-tested at start-up):
+    every start-up that reads a record hashes the code files and keys, and importing hashlib
+    for it (OpenSSL's library) cost 2.3 ms of such a start-up, more than all the rest."""
+    state = _driver.new_blake2b_state(reference_table(), 32, b"", b"", b"")
+    for chunk in chunks:
+        _driver.blake2b_update(state, chunk)
+    return _driver.blake2b_digest(state).hex()
+
+
 class CodeFile(NamedTuple):
     """One file of the code behind a kernel table, as it was hashed."""
 
     path: str
-    sha256: str
+    blake2b: str     # the file's BLAKE2b-256 (:func:`digest`)
     #: (st_dev, st_ino, st_size, st_mtime_ns) before it was hashed (and unchanged after).
     signature: tuple[int, int, int, int]
 
@@ -267,15 +277,13 @@ class Code(NamedTuple):
     def key(self, cpu: str | None = None) -> str:
         """What a record is valid for: these files' contents and the kernels' places in them,
         this CPU (*cpu*: its :func:`argonishche._cpu.identity`), this argonishche and ABI."""
-        import hashlib
-
         from . import _cpu
 
-        lines = [f"code {f.sha256} {f.path}" for f in self.files]
+        lines = [f"code {f.blake2b} {f.path}" for f in self.files]
         lines += [f"offsets {' '.join(map(str, self.offsets))}",
                   f"cpu {_cpu.identity() if cpu is None else cpu}",
                   f"argonishche {__version__}", f"kernel_abi {lib.ARGONISHCHE_KERNEL_ABI}"]
-        return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+        return digest(["\n".join(lines).encode()])
 
     def as_json(self) -> dict[str, object]:
         return {"files": [list(f) for f in self.files], "offsets": list(self.offsets)}
@@ -286,9 +294,9 @@ class Code(NamedTuple):
         if not isinstance(data, dict):
             raise ValueError("not an object")
         files = []
-        for path, sha256, numbers in data["files"]:
+        for path, file_digest, numbers in data["files"]:
             dev, inode, size, mtime_ns = (int(n) for n in numbers)
-            files.append(CodeFile(str(path), str(sha256), (dev, inode, size, mtime_ns)))
+            files.append(CodeFile(str(path), str(file_digest), (dev, inode, size, mtime_ns)))
         return cls(tuple(files), tuple(int(n) for n in data["offsets"]))
 
 
@@ -302,21 +310,17 @@ def signature(path: str) -> tuple[int, int, int, int] | None:
 
 
 def hash_file(path: str) -> CodeFile | None:
-    """*path*'s SHA-256 with its signature, if it stayed the same while it was read; else None
-    (or not a regular file, or unreadable)."""
-    import hashlib
-
+    """*path*'s :func:`digest` with its signature, if it stayed the same while it was read;
+    else None (or not a regular file, or unreadable)."""
     before = signature(path)
-    digest = hashlib.sha256()
     try:
         if before is None or not os.path.isfile(path):
             return None
         with open(path, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                digest.update(chunk)
+            hex_digest = digest(iter(lambda: f.read(1 << 20), b""))
     except OSError:
         return None
-    return CodeFile(path, digest.hexdigest(), before) if signature(path) == before else None
+    return CodeFile(path, hex_digest, before) if signature(path) == before else None
 
 
 def _kernel_addresses(table: CData) -> tuple[int, ...]:
@@ -413,12 +417,9 @@ def verify_loaded(module: ModuleType, table: CData, expected: Code) -> str:
 def module_origin(name: str) -> str | None:
     """The file the module *name* is (or would be) loaded from, without running it (a
     package's parents are imported); None if there is none."""
-    import importlib.util
-
     module = sys.modules.get(name)
     try:
-        spec = (getattr(module, "__spec__", None) if module is not None
-                else importlib.util.find_spec(name))
+        spec = (getattr(module, "__spec__", None) if module is not None else _find_spec(name))
     except (ImportError, ValueError):
         return None
     origin = getattr(spec, "origin", None)
@@ -426,6 +427,22 @@ def module_origin(name: str) -> str | None:
         file = getattr(module, "__file__", None)
         return os.path.normpath(file) if file and os.path.isabs(file) else None
     return os.path.normpath(str(origin))
+
+
+def _find_spec(name: str) -> object:
+    """importlib.util.find_spec(name) for a module not imported yet, without importing
+    importlib.util (a third of a millisecond of every start-up that reads a record): the
+    parent package is imported, and its path searched as the import system would."""
+    import importlib.machinery
+
+    parent, _, _ = name.rpartition(".")
+    path = importlib.import_module(parent).__path__ if parent else None
+    spec = importlib.machinery.PathFinder.find_spec(name, path)
+    if spec is None:  # found by another finder on sys.meta_path (an editable install's, say)
+        import importlib.util
+
+        spec = importlib.util.find_spec(name)
+    return spec
 
 
 # ---- the records ------------------------------------------------------------------------------
@@ -459,8 +476,6 @@ def record_path(module_name: str, origin: str | None, cpu: str | None = None) ->
     """Where the record of the kernel module *module_name* loaded from *origin* is, on this
     CPU (*cpu*: its identity, if known), for this argonishche and ABI (None: no cache
     directory, or no file to key on)."""
-    import hashlib
-
     from . import _cpu
 
     directory = cache_directory()
@@ -468,7 +483,7 @@ def record_path(module_name: str, origin: str | None, cpu: str | None = None) ->
         return None
     slot = "\0".join((module_name, origin, cpu or _cpu.identity(), __version__,
                       str(lib.ARGONISHCHE_KERNEL_ABI)))
-    return os.path.join(directory, hashlib.sha256(slot.encode()).hexdigest())
+    return os.path.join(directory, digest([slot.encode()]))
 
 
 def _valid_fields(fields: dict[str, list[str]] | None, module_name: str, cpu: str) -> bool:
@@ -492,9 +507,9 @@ def recall(module_name: str, origin: str | None) -> Recalled | None:
         return None
     files = []
     for line in fields.get("code", []):
-        sha256, _, file = line.partition(" ")
+        file_digest, _, file = line.partition(" ")
         hashed = hash_file(file)
-        if hashed is None or hashed.sha256 != sha256:
+        if hashed is None or hashed.blake2b != file_digest:
             return None
         files.append(hashed)
     try:
@@ -530,7 +545,7 @@ def remember(module_name: str, origin: str | None, code: Code, *, passed: bool,
         ("argonishche", __version__), ("kernel_abi", str(lib.ARGONISHCHE_KERNEL_ABI)),
         ("cpu", cpu), ("module", module_name), ("file", origin or "?"),
         ("offsets", " ".join(map(str, code.offsets))),
-        *(("code", f"{f.sha256} {f.path}") for f in code.files),
+        *(("code", f"{f.blake2b} {f.path}") for f in code.files),
         ("seconds", f"{seconds:.3f}"), *(("failure", line) for line in failures)])
 
 

@@ -17,7 +17,7 @@ import time
 from typing import TYPE_CHECKING
 
 from .. import _registry, _settings
-from .._argon2 import argon2_hash
+from .._argon2 import argon2_hash, argon2_hash_encoded, argon2_verify
 from .._blake2 import blake2b
 from .peers import peer_argon2_subjects
 from .points import PASSWORD, SALT, SERVER_POINT, Point
@@ -44,14 +44,33 @@ def _hasher(point: Point, **options: Any) -> Callable[[], bytes]:
     return lambda: argon2_hash(PASSWORD, SALT, **kwargs)
 
 
+def _verifier(point: Point, **options: Any) -> Callable[[], bytes]:
+    """A subject's run: verifying the right password at *point*; the tag it confirmed."""
+    encoded = argon2_hash_encoded(PASSWORD, SALT, **point.costs, backend="ref")
+    tag = argon2_hash(PASSWORD, SALT, **point.costs, backend="ref")
+    return lambda: argon2_verify(encoded, PASSWORD, **options) and tag
+
+
 def our_argon2_subjects(point: Point, allocator: str | None = None) -> list[Subject]:
-    """The selected backend, then each usable backend forced by name."""
-    selected = _registry.get().selected_name("argon2")
+    """The selected backend, then each usable backend forced by name.  A third-party backend
+    also verifies, as the selected one does: its hash pays for the witness (a built-in
+    recomputes the tag), a right password's verify does not, and the rows show both."""
+    reg = _registry.get()
+    selected = reg.selected_name("argon2")
     subjects = [Subject(f"argonishche ({selected})",
                         _hasher(point, backend=None, allocator=allocator))]
-    subjects += [Subject(f"  backend {entry.name}",
-                         _hasher(point, backend=entry.name, allocator=allocator))
-                 for entry in _registry.get().usable()]
+    third_party = [entry for entry in reg.usable() if not entry.first_party]
+    if third_party:
+        subjects.append(Subject(f"argonishche ({selected}) verify",
+                                _verifier(point, backend=None, allocator=allocator)))
+    witness = "witnessed" if reg.settings.witness else "witness off"
+    for entry in reg.usable():
+        label = f"  backend {entry.name}"
+        subjects.append(Subject(label if entry.first_party else f"{label} (third-party, {witness})",
+                                _hasher(point, backend=entry.name, allocator=allocator)))
+        if not entry.first_party:
+            subjects.append(Subject(f"{label} verify",
+                                    _verifier(point, backend=entry.name, allocator=allocator)))
     return subjects
 
 
