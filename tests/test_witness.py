@@ -379,3 +379,21 @@ def test_the_witness_hashes_the_password_the_kernel_hashed(install, armed_backen
                                       wipe=wipe_then_change_the_password, **COSTS)
     assert tag == ref_tag()
     assert state_of(reg, "armed").state == "selected"
+
+
+@pytest.mark.parametrize("witness", ["on", "off"])
+def test_bench_shows_a_third_party_backends_hash_and_verify_beside_the_selected(
+        install, armed_backend, arm, witness):
+    from argonishche._bench.points import Point
+    from argonishche._bench.suites import our_argon2_subjects
+    from argonishche._bench.timing import check_same_tags
+
+    witnessed(install, armed_backend, ARGONISHCHE_WITNESS=witness)
+    subjects = our_argon2_subjects(Point("id", 1, 64, 1))
+    names = [s.name for s in subjects]
+    label = "witnessed" if witness == "on" else "witness off"
+    assert names[:2] == ["argonishche (armed)", "argonishche (armed) verify"], names
+    assert f"  backend armed (third-party, {label})" in names
+    assert "  backend armed verify" in names and "  backend ref" in names
+    assert "  backend ref verify" not in names  # built-ins are not witnessed: no verify row
+    check_same_tags(subjects)  # every row, verify rows included, stands for ref's tag
