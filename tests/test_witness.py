@@ -397,3 +397,22 @@ def test_bench_shows_a_third_party_backends_hash_and_verify_beside_the_selected(
     assert "  backend armed verify" in names and "  backend ref" in names
     assert "  backend ref verify" not in names  # built-ins are not witnessed: no verify row
     check_same_tags(subjects)  # every row, verify rows included, stands for ref's tag
+
+
+def test_info_names_a_third_party_selection_so_and_a_first_party_plugin_not(
+        install, armed_backend, monkeypatch):
+    from argonishche import _info
+
+    monkeypatch.setattr(_info, "_built_here", lambda: [])
+    witnessed(install, armed_backend)
+    text = _info.render(_info.collect(cpuinfo=False))
+    assert "Selected for argon2: armed (THIRD-PARTY: fake-kernels 1.2;" in text, text
+    # The avx512 wheel's distribution and name (a stand-in on ref's kernels): first-party.
+    own = Backend(name="avx512", description="", kernel_module="argonishche_backends._ref",
+                  priority=99)
+    install(make_registry(FakeEntryPoint("avx512", plugin_registering(own),
+                                         dist=("argonishche-avx512", "0.1.0")),
+                          environ={"ARGONISHCHE_SELECT": "priority"}))
+    text = _info.render(_info.collect(cpuinfo=False))
+    assert "Selected for argon2: avx512 (first-party plugin: argonishche-avx512 0.1.0;" in text
+    assert "witnessed" not in text.split("Selected for argon2:")[1].splitlines()[0]

@@ -168,6 +168,8 @@ def render(report: dict[str, Any]) -> str:
         chosen = by_name.get(name or "")
         origin = "" if chosen is None else (
             f" (built in; {chosen['validation']})" if chosen["builtin"] else
+            f" (first-party plugin: {chosen['distribution']}; {chosen['validation']})"
+            if chosen["first_party"] else
             f" (THIRD-PARTY: {chosen['distribution']}; {chosen['validation']})")
         lines.append(f"Selected for {algorithm}: {name or 'none'}{origin}")
         choice = report["selection"].get(algorithm)

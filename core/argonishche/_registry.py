@@ -87,9 +87,11 @@ class BackendInfo:
     selftest_ms: float | None = None
     #: {algorithm: nanoseconds per KiB} when the selection measured the backends (see info).
     ns_per_kib: dict[str, float] = field(default_factory=dict)
-    #: Shipped by argonishche itself; a third-party backend is used only once certified.
+    #: Shipped by argonishche itself; any other backend is used only once certified.
     builtin: bool = True
     validation: str = ""
+    #: Built in, or this repository's own plugin wheel; a third-party one is witnessed.
+    first_party: bool = True
 
 
 class Registry:
@@ -336,7 +338,7 @@ class Registry:
             selected_for=tuple(e.selected_for), selftest_ms=e.selftest_ms,
             ns_per_kib={a: c.ns_per_kib[e.name] for a, c in self.choices.items()
                         if e.name in c.ns_per_kib},
-            builtin=e.builtin, validation=e.validation,
+            builtin=e.builtin, validation=e.validation, first_party=e.first_party,
         ) for e in sorted(self.entries.values(), key=lambda e: (-e.backend.priority, e.name))]
 
 
