@@ -32,6 +32,16 @@ def test_argon2_report_labels_every_row_with_its_mode_and_compares_to_peers():
     assert first["ratio_vs"] == {"peer": pytest.approx(2.0)}
 
 
+def test_argon2_report_keeps_a_long_subject_name_apart_from_its_mode():
+    name = "  backend example (third-party, witnessed)"
+    subjects = [Subject("argonishche (x)", None, [0.001]), Subject(name, None, [0.002])]
+    text, _ = report.argon2_report(Point("id", 1, 64, 1), subjects, clock_hz=1e9)
+    row = text.splitlines()[3]
+    assert row.split()[:5] == ["backend", "example", "(third-party,", "witnessed)", "hot"], row
+    header = text.splitlines()[1]
+    assert header.index("mode") == row.index("hot")  # the columns still line up
+
+
 def test_argon2_report_says_when_it_was_interrupted():
     subjects = [Subject("argonishche (x)", None, [0.001])]
     text, data = report.argon2_report(Point("d", 1, 64, 1), subjects, 1e9, "hot", planned=7)

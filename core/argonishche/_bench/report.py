@@ -40,8 +40,9 @@ def argon2_report(point: Point, subjects: list[Subject], clock_hz: float, mode: 
     peers = [s for s in subjects if not is_ours(s.name)]
     note = (f"interrupted after {done} of {planned} interleaved repetitions"
             if planned and planned > done else f"{done} interleaved repetitions")
+    width = max(24, *(len(s.name) + 2 for s in subjects))  # a long name never runs into "mode"
     lines = [f"Argon2{point}  ({MODES[mode]}; each library's default threads; {note})",
-             f"  {'subject':<24}{'mode':<5}{'hashes/s':>10}{'min..max':>19}{'ms/hash':>9}"
+             f"  {'subject':<{width}}{'mode':<5}{'hashes/s':>10}{'min..max':>19}{'ms/hash':>9}"
              f"{'cycles/blk':>11}{'MB/s':>8}{'spread':>8}"
              + "".join(f"{'vs ' + p.name:>17}" for p in peers)]
     rows = []
@@ -50,7 +51,7 @@ def argon2_report(point: Point, subjects: list[Subject], clock_hz: float, mode: 
         cycles = s.median * clock_hz / point.blocks
         mbps = point.blocks * 1024 / s.median / 1e6
         ratios = [p.median / s.median for p in peers]
-        lines.append(f"  {s.name:<24}{mode:<5}{_number(rate):>10}"
+        lines.append(f"  {s.name:<{width}}{mode:<5}{_number(rate):>10}"
                      f"{_range(s.samples, lambda x: 1 / x):>19}{s.median * 1e3:>9.2f}"
                      f"{cycles:>11,.0f}{mbps:>8,.0f}{s.spread * 100:>7.1f}%"
                      + "".join(f"{r:>16.2f}x" for r in ratios))
