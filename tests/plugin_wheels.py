@@ -122,7 +122,9 @@ def write_project(plugin: Plugin, directory: Path) -> Path:
     return directory
 
 
-def _pip(*args: str | Path, cwd: Path | None = None) -> subprocess.Popen[str]:
+def pip(*args: str | Path, cwd: Path | None = None) -> subprocess.Popen[str]:
+    """Start ``pip *args`` offline, without dependencies or build isolation (this environment's
+    setuptools, cffi and argonishche build the project), with no ARGONISHCHE_* setting."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("ARGONISHCHE_", "PIP_"))}
     return subprocess.Popen(
@@ -131,7 +133,9 @@ def _pip(*args: str | Path, cwd: Path | None = None) -> subprocess.Popen[str]:
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=cwd, env=env)
 
 
-def _wait(process: subprocess.Popen[str], what: str) -> None:
+def wait(process: subprocess.Popen[str], what: str) -> None:
+    """Wait for a :func:`pip` command; AssertionError (with its output) if it failed or took
+    over PIP_TIMEOUT seconds."""
     try:
         output, _ = process.communicate(timeout=PIP_TIMEOUT)
     except subprocess.TimeoutExpired:
@@ -140,6 +144,12 @@ def _wait(process: subprocess.Popen[str], what: str) -> None:
         raise AssertionError(f"{what} took over {PIP_TIMEOUT} s") from None
     if process.returncode != 0:
         raise AssertionError(f"{what} failed (exit {process.returncode}):\n{output[-4000:]}")
+
+
+def wait_all(processes: dict[str, subprocess.Popen[str]], what: str) -> None:
+    """:func:`wait` for each of *processes* ({name: process}), started together."""
+    for name, process in processes.items():
+        wait(process, f"{what} of {name}")
 
 
 def build_wheels(plugins: dict[str, Plugin], root: Path) -> dict[str, Path]:
@@ -151,10 +161,10 @@ def build_wheels(plugins: dict[str, Plugin], root: Path) -> dict[str, Path]:
         while pending and len(running) < PARALLEL_BUILDS:
             key, plugin = pending.pop(0)
             project = write_project(plugin, root / f"project-{key}")
-            running.append((key, project, _pip("wheel", "--wheel-dir", project / "dist",
+            running.append((key, project, pip("wheel", "--wheel-dir", project / "dist",
                                                   project, cwd=project)))
         key, project, process = running.pop(0)
-        _wait(process, f"pip wheel of the {key!r} plugin ({plugins[key].label})")
+        wait(process, f"pip wheel of the {key!r} plugin ({plugins[key].label})")
         (wheel,) = (project / "dist").glob("*.whl")
         wheels[key] = wheel
     return wheels
@@ -162,7 +172,7 @@ def build_wheels(plugins: dict[str, Plugin], root: Path) -> dict[str, Path]:
 
 def install(wheel: Path, target: Path, *, upgrade: bool = False) -> Path:
     """``pip install --target`` *wheel* into *target* (over what is there with *upgrade*)."""
-    _wait(_pip("install", "--target", target, *(["--upgrade"] if upgrade else []), wheel),
+    wait(pip("install", "--target", target, *(["--upgrade"] if upgrade else []), wheel),
           f"pip install --target {target} {wheel.name}")
     return target
 
@@ -203,4 +213,4 @@ def venv_install(python: Path, wheel: Path) -> None:
         [python, "-m", "pip", "install", "--upgrade", "--no-deps", "--no-index",
          "--no-cache-dir", "--disable-pip-version-check", "--quiet", wheel],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-    _wait(process, f"{python} -m pip install --upgrade {wheel.name}")
+    wait(process, f"{python} -m pip install --upgrade {wheel.name}")

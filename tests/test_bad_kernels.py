@@ -19,6 +19,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from plugin_wheels import pip, wait_all
 
 TESTS = Path(__file__).resolve().parent
 TEMPLATE = TESTS / "bad_plugins"
@@ -39,7 +40,6 @@ BUGS = {
 G_100, G_300, F_8, F_8193, NULL_G, NAMED_AVX2, NO_F1, STALE_ABI = BUGS
 #: The entry point each plugin is installed under (the template's own: "bad").
 ENTRY_POINT = {NAMED_AVX2: "avx2"}
-BUILD_TIMEOUT = 300  # seconds for one wheel (four build at once)
 RUN_TIMEOUT = 120
 
 # What a user sees, printed as JSON: the bad backend's state, what is selected, whether hashes
@@ -84,24 +84,6 @@ PROBE = """
 """
 
 
-def _start(*args: str | Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "pip", *map(str, args),
-                             "--no-deps", "--no-cache-dir", "--disable-pip-version-check",
-                             "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True)
-
-
-def _finish(processes: dict[str, subprocess.Popen], what: str) -> None:
-    for bug, process in processes.items():
-        try:
-            output, _ = process.communicate(timeout=BUILD_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.communicate()
-            pytest.fail(f"{what} of the plugin for {bug!r} took over {BUILD_TIMEOUT} s")
-        assert process.returncode == 0, f"{what} for {bug!r} failed:\n{output}"
-
-
 def build_and_install(bugs: dict[str, str], root: Path,
                       entry_points: dict[str, str] | None = None) -> dict[str, Path]:
     """Build tests/bad_plugins into a wheel per bug (its src/bug.h: *bugs*' value, its entry point
@@ -122,12 +104,11 @@ def build_and_install(bugs: dict[str, str], root: Path,
                 'bad = "argonishche_bad_kernels"',
                 f'{entry_points[bug]} = "argonishche_bad_kernels"'))
     # The builds, then the installs, run at once: a wheel takes a few seconds.
-    _finish({bug: _start("wheel", "--no-build-isolation", "--wheel-dir", project / "dist",
-                         project) for bug, project in projects.items()}, "pip wheel")
+    wait_all({bug: pip("wheel", "--wheel-dir", project / "dist", project)
+              for bug, project in projects.items()}, "pip wheel")
     sites = {bug: root / f"site{i}" for i, bug in enumerate(bugs)}
-    _finish({bug: _start("install", "--target", sites[bug],
-                         *(projects[bug] / "dist").glob("*.whl")) for bug in bugs},
-            "pip install --target")
+    wait_all({bug: pip("install", "--target", sites[bug], *(projects[bug] / "dist").glob("*.whl"))
+              for bug in bugs}, "pip install --target")
     return sites
 
 

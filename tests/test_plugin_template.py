@@ -25,11 +25,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from plugin_wheels import pip, wait_all
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATE = ROOT / "plugins" / "argonishche-example"
 GUIDE = ROOT / "PLUGINS.md"
-BUILD_TIMEOUT = 300  # seconds for one wheel, three building at once
 RUN_TIMEOUT = 300
 NOT_SOURCE = shutil.ignore_patterns("build", "dist", "*.egg-info", "__pycache__", "*.so", "*.o")
 #: One rotation of the template's GB (RFC 9106 section 3.6) changed: every Argon2 hash is wrong.
@@ -60,23 +60,6 @@ def the_guides_project(directory: Path) -> Path:
     return directory
 
 
-def _start(*args: str | Path, cwd: Path | None = None) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "pip", *map(str, args), "--no-deps",
-                             "--no-cache-dir", "--disable-pip-version-check", "--quiet"],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=cwd)
-
-
-def _finish(processes: dict[str, subprocess.Popen], what: str) -> None:
-    for name, process in processes.items():
-        try:
-            output, _ = process.communicate(timeout=BUILD_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.communicate()
-            pytest.fail(f"{what} of {name} took over {BUILD_TIMEOUT} s")
-        assert process.returncode == 0, f"{what} of {name} failed:\n{output}"
-
-
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> dict[str, tuple[Path, Path]]:
     """Project -> (its wheel, the directory it is installed in)."""
@@ -94,11 +77,11 @@ def built(tmp_path_factory) -> dict[str, tuple[Path, Path]]:
     the_guides_project(projects["guide"])
     # pip builds a local directory in place, relative paths from it (the guide's build script
     # names "src/mykernels.c").
-    _finish({name: _start("wheel", "--no-build-isolation", "--wheel-dir", root / f"{name}-dist",
-                          ".", cwd=project) for name, project in projects.items()}, "pip wheel")
+    wait_all({name: pip("wheel", "--wheel-dir", root / f"{name}-dist", ".", cwd=project)
+              for name, project in projects.items()}, "pip wheel")
     wheels = {name: next((root / f"{name}-dist").glob("*.whl")) for name in projects}
-    _finish({name: _start("install", "--target", root / f"{name}-site", wheels[name])
-             for name in projects}, "pip install --target")
+    wait_all({name: pip("install", "--target", root / f"{name}-site", wheels[name])
+              for name in projects}, "pip install --target")
     return {name: (wheels[name], root / f"{name}-site") for name in projects}
 
 
