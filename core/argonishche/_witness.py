@@ -97,8 +97,8 @@ def _quarantine(reg: Registry, entry: BackendEntry, table: CData, witness: Backe
                         "(argonishche selftest --full)")
         except (OSError, ArgonishcheError) as exc:  # the hash is answered all the same
             recorded = f"not recorded: {exc}"
-    plugins = sorted({p.name for p in reg.plugins if p.distribution == entry.distribution})
+    plugin = entry.plugin or "?"  # the entry point that registered it
     warn(f"argonishche: backend {entry.name!r} (kernel module {entry.backend.kernel_module}, "
-         f"plugin {', '.join(repr(p) for p in plugins) or '?'} from {entry.distribution}) "
+         f"plugin {plugin!r} from {entry.distribution}) "
          f"{reason}: the built-in's tag was returned; {entry.name!r} is quarantined for this "
          f"process and the selection fell back; {recorded}")
