@@ -14,6 +14,7 @@ import pathlib
 import platform
 import shutil
 import sys
+import subprocess
 import textwrap
 import time
 
@@ -299,3 +300,28 @@ def test_without_dladdr_the_module_file_must_be_the_one_the_child_loaded(
             with pytest.warns(RuntimeWarning, match="cannot be identified"):
                 record = state_of(registry_with(backend), "unidentified")
             assert record.state == "certification-failed"
+
+
+def test_an_interrupted_parent_kills_its_certification_child(tmp_path, cache, monkeypatch):
+    # Ctrl-C never reaches the child (a session of its own): the parent must kill it, or a
+    # hanging kernel outlives the process that started it.
+    hang = "    { volatile int forever = 1; while (forever) {} }\n"
+    children = []
+    real_communicate = subprocess.Popen.communicate
+
+    def interrupted(self, *args, **kwargs):
+        if kwargs.get("timeout") is not None and not children:  # the wait for the verdict
+            children.append(self)
+            time.sleep(0.5)  # the child is in its checks by now
+            raise KeyboardInterrupt
+        return real_communicate(self, *args, **kwargs)
+
+    with compiled_backend(tmp_path, "hanging_kernels_interrupted",
+                          kernels_with(g_prologue=hang), name="hanging",
+                          description="never returns from G"):
+        monkeypatch.setattr(subprocess.Popen, "communicate", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            _certify_child.certify_in_child("hanging_kernels_interrupted", frozenset(),
+                                            settings={}, timeout=600)
+    (child,) = children
+    assert child.poll() is not None, "the certification child was left running"

@@ -143,6 +143,18 @@ def _origin_signature(numbers: Any) -> tuple[int, ...] | None:
     return None if numbers is None else tuple(int(n) for n in numbers)
 
 
+def _kill(child: subprocess.Popen[bytes], posix: bool) -> None:
+    """Kill the child and its process group (a kernel module may have started processes of
+    its own), and reap it."""
+    if posix:
+        try:
+            os.killpg(child.pid, signal.SIGKILL)
+        except OSError:
+            pass
+    child.kill()
+    child.communicate()
+
+
 def certify_in_child(module_name: str, declared: frozenset[str], *,
                      settings: Mapping[str, str], timeout: float) -> Verdict:
     """Run the child on *module_name* (declaring the CPU features *declared*) and read its
@@ -161,16 +173,14 @@ def certify_in_child(module_name: str, declared: frozenset[str], *,
     try:
         out, err = child.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        # The whole group: a kernel module may have started processes of its own.
-        if posix:
-            try:
-                os.killpg(child.pid, signal.SIGKILL)
-            except OSError:
-                pass
-        child.kill()
-        child.communicate()
+        _kill(child, posix)
         return _died(f"the certification child did not finish within {timeout:g} s "
                      f"(ARGONISHCHE_CERTIFY_TIMEOUT) and was killed", started)
+    except BaseException:
+        # KeyboardInterrupt (the child is in a session of its own: Ctrl-C never reaches it) or
+        # any other exit: a hanging kernel must not outlive the process that started it.
+        _kill(child, posix)
+        raise
     if child.returncode < 0:
         return _died(f"the certification child died of {_signal_name(-child.returncode)}",
                      started)
