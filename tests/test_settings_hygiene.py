@@ -14,7 +14,8 @@ import pytest
 
 import argonishche
 from argonishche import _features, _settings, hookspecs
-from argonishche.exceptions import ECHO_LIMIT, BackendError, SettingError, echo
+from argonishche.exceptions import ECHO_LIMIT, BackendError, ParameterError, SettingError, \
+    echo
 from support import PASSWORD, SALT, SMALL, FakeEntryPoint, make_registry, plugin_registering, \
     run_python
 
@@ -158,6 +159,13 @@ def test_huge_names_given_to_the_api_are_echoed_capped():
     with pytest.raises(BackendError) as caught:
         reg.allocator(KELVIN * HUGE)
     assert_capped(str(caught.value), KELVIN, HUGE)
+
+
+def test_a_huge_type_name_is_echoed_capped():
+    with pytest.raises(ParameterError) as caught:
+        argonishche.argon2_hash(PASSWORD, SALT, **SMALL, type="t" * HUGE)
+    assert_capped(str(caught.value), "t", HUGE)
+    assert str(caught.value).startswith("type must be 'd', 'i' or 'id'")
 
 
 def test_a_fresh_process_refuses_arabic_indic_digits_naming_the_variable():
