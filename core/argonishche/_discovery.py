@@ -46,6 +46,7 @@ from . import _allocators, hookspecs
 from ._settings import Settings
 from ._version import __version__
 from ._warn import warn
+from .exceptions import echo
 from .hookspecs import PROJECT_NAME, Allocator, Backend
 
 # Backend states, as ``backends()`` and ``info`` report them.
@@ -422,6 +423,6 @@ def _fail(found: Discovered, name: str, dist: str, reason: str) -> None:
 def _warn_unknown(variable: str, named: frozenset[str], known: set[str], kind: str) -> None:
     normalized = {_normalized(name) for name in known}
     unknown = sorted(name for name in named if _normalized(name) not in normalized)
-    if unknown:
-        warn(f"argonishche: {variable} names {', '.join(unknown)}, which no installed "
-             f"plugin provides; known {kind}: {', '.join(sorted(known)) or 'none'}")
+    if unknown:  # the names as given, at most ECHO_LIMIT characters of them
+        warn(f"argonishche: {variable} names {echo(', '.join(unknown), quoted=False)}, which "
+             f"no installed plugin provides; known {kind}: {', '.join(sorted(known)) or 'none'}")

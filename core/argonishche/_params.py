@@ -20,6 +20,7 @@ from .exceptions import (
     ParameterError,
     ParameterTypeError,
     UnsupportedParametersError,
+    echo,
 )
 
 #: What :func:`byte_buffer` returns: the bytes-like object C receives.
@@ -67,7 +68,8 @@ def to_type(value: TypeLike) -> Type:
         for member in Type:
             if member.label == label:
                 return member
-        raise ParameterError(f"type must be 'd', 'i' or 'id' (or Type.D/I/ID), not {value!r}")
+        raise ParameterError(f"type must be 'd', 'i' or 'id' (or Type.D/I/ID), not "
+                             f"{echo(value)}")
     if isinstance(value, int) and not isinstance(value, bool):
         if value in (0, 1, 2):
             return Type(value)

@@ -61,7 +61,7 @@ from ._discovery import (
     run_here,
 )
 from ._entry_points import entry_points
-from .exceptions import ArgonishcheError, BackendError, ParameterTypeError, SettingError
+from .exceptions import ArgonishcheError, BackendError, ParameterTypeError, SettingError, echo
 from .hookspecs import PROJECT_NAME, Allocator
 
 if TYPE_CHECKING:
@@ -202,16 +202,17 @@ class Registry:
                 if finished is not None:
                     return finished.kernel_table(algorithm)
             if table is None:
-                raise self.selection_error or BackendError(f"unknown algorithm {algorithm!r}")
+                raise self.selection_error or BackendError(
+                    f"unknown algorithm {echo(algorithm)}")
             return table
-        entry = self.entries.get(backend.lower())
+        entry = self.entries.get(_lookup_name("backend", backend))
         if entry is None and self.provisional:  # a plugin's, maybe: ask the finished registry
             finished = _finished()
             if finished is not None:
                 return finished.kernel_table(algorithm, backend)
         if entry is None or entry.table is None:
             why = "no such backend" if entry is None else f"{entry.state}: {entry.reason}"
-            raise BackendError(f"backend {backend!r} cannot be used: {why}. Available: "
+            raise BackendError(f"backend {echo(backend)} cannot be used: {why}. Available: "
                                f"{', '.join(e.name for e in self.usable()) or 'none'}")
         return entry.table
 
@@ -230,7 +231,8 @@ class Registry:
             argon2 = self.kernel_table("argon2", backend)
             blake2b = self.kernel_table("blake2b", backend)
         except BackendError:
-            named = None if backend is None else self.entries.get(backend.lower())
+            named = None if backend is None or not backend.isascii() else \
+                self.entries.get(backend.lower())
             if named is None or named.state != QUARANTINED:
                 raise
             argon2, blake2b = self.kernel_table("argon2"), self.kernel_table("blake2b")
@@ -295,7 +297,7 @@ class Registry:
         if name is not None and not isinstance(name, str):
             raise ParameterTypeError(f"allocator must be a registered allocator's name or an "
                                      f"argonishche.Allocator, not {type(name).__name__}")
-        wanted = (name or self.allocator_name).lower()
+        wanted = _lookup_name("allocator", name or self.allocator_name)
         if wanted not in self.allocators and self._found.deferred:
             self._load_deferred()  # a deferred plugin may provide it
         found = self.allocators.get(wanted)
@@ -309,7 +311,8 @@ class Registry:
         if name is None and self.settings.allocator is not None:
             raise SettingError("ARGONISHCHE_ALLOCATOR", self.settings.allocator,
                                f"a registered allocator; registered: {registered}")
-        raise BackendError(f"allocator {wanted!r}: no such allocator. Registered: {registered}")
+        raise BackendError(f"allocator {echo(wanted)}: no such allocator. Registered: "
+                           f"{registered}")
 
     def _load_deferred(self) -> None:
         """Import the deferred plugins, all at once (outside ``_lock``: plugin code)."""
@@ -323,7 +326,8 @@ class Registry:
 
     def selected_name(self, algorithm: str) -> str:
         if algorithm not in ALGORITHMS:
-            raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}, not {algorithm!r}")
+            raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}, not "
+                             f"{echo(algorithm)}")
         entry = next((e for e in self.entries.values() if algorithm in e.selected_for), None)
         if entry is None:
             raise self.selection_error or BackendError("no backend selected")
@@ -340,6 +344,18 @@ class Registry:
                         if e.name in c.ns_per_kib},
             builtin=e.builtin, validation=e.validation, first_party=e.first_party,
         ) for e in sorted(self.entries.values(), key=lambda e: (-e.backend.priority, e.name))]
+
+
+def _lookup_name(kind: str, name: str) -> str:
+    """*name* (a backend's or an allocator's, as a caller gave it) lowercased for the lookup.
+
+    :raises BackendError: it is not ASCII.  Names are ASCII only, as in the settings: str.lower()
+        maps the Kelvin sign (U+212A) onto k, so "LOCKED" spelled with it would find ``locked``."""
+    if not name.isascii():
+        foreign = next(i for i, char in enumerate(name) if not char.isascii())
+        raise BackendError(f"{kind} {echo(name)} cannot be used: names are ASCII only (character "
+                           f"{foreign + 1} is U+{ord(name[foreign]):04X})")
+    return name.lower()
 
 
 # The C blake2b type (core/ext/blake2b_type.c) reads _instance and its ``tables`` dict by name

@@ -47,7 +47,7 @@ from ._discovery import (
     PluginInfo,
 )
 from ._settings import Settings
-from .exceptions import BackendError, SettingError
+from .exceptions import BackendError, SettingError, echo
 
 ALGORITHMS = ("argon2", "blake2b")
 #: Backends that come in wheels of their own, for the hint when one is asked for but missing
@@ -122,6 +122,7 @@ def forced(settings: Settings, entries: dict[str, BackendEntry],
     if settings.backend is None:
         return None
     name = settings.backend
+    shown = echo(name, quoted=False)  # as given, at most ECHO_LIMIT characters of it
     entry = entries.get(name)
     if entry is None:
         # By convention a backend plugin's entry point is named after its backend: a failed or
@@ -129,7 +130,7 @@ def forced(settings: Settings, entries: dict[str, BackendEntry],
         unloaded = [p for p in plugins if p.state in (PLUGIN_FAILED, PLUGIN_BLOCKED)]
         own = [p for p in unloaded if _spelled_alike(p.name, name)]
         if own:
-            raise BackendError(f"ARGONISHCHE_BACKEND={name} cannot be used: " + "; ".join(
+            raise BackendError(f"ARGONISHCHE_BACKEND={shown} cannot be used: " + "; ".join(
                 f"its plugin {p.name!r} from {p.distribution} {p.state}: {p.reason}"
                 for p in own))
         wheel = PLUGIN_DISTRIBUTIONS.get(name)
@@ -142,13 +143,13 @@ def forced(settings: Settings, entries: dict[str, BackendEntry],
     if entry.state == NAME_CONFLICT:
         rivals = [e for e in entries.values() if e.name == name]
         raise BackendError(
-            f"ARGONISHCHE_BACKEND={name} cannot be used: it is in a name conflict, registered by "
+            f"ARGONISHCHE_BACKEND={shown} cannot be used: it is in a name conflict, registered by "
             + " and ".join(f"plugin {e.plugin!r} from {e.distribution}" for e in rivals)
             + "; neither is used. Block one with ARGONISHCHE_DISABLE_BACKENDS (its entry point "
               "or distribution name), or uninstall it")
     if entry.table is None:
         raise BackendError(
-            f"ARGONISHCHE_BACKEND={name} cannot be used: {entry.state}: "
+            f"ARGONISHCHE_BACKEND={shown} cannot be used: {entry.state}: "
             f"{entry.reason}. Available: "
             f"{', '.join(e.name for e in usable(entries.values())) or 'none'}")
     return entry

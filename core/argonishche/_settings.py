@@ -1,8 +1,9 @@
 """Every ``ARGONISHCHE_*`` environment variable argonishche reads, parsed and checked in one place.
 
 Each variable is one row of :data:`VARIABLES`: its name, what it sets, what is allowed and its
-default.  An invalid value is a :class:`~argonishche.exceptions.SettingError` naming the
-variable, the value and what is allowed, raised at first use (the first hash, ``backends()``,
+default.  Every value is ASCII (digits, names): anything else is refused.  An invalid value is
+a :class:`~argonishche.exceptions.SettingError` naming the variable, the value (its first 80
+characters) and what is allowed, raised at first use (the first hash, ``backends()``,
 ``info``), never a misleading error further down.  Names that can only be checked against what
 plugins registered (a backend to force or disable, an allocator) are checked by the registry,
 with the same error type.
@@ -39,17 +40,27 @@ DEFAULT_CERTIFY_TIMEOUT = 120
 MAX_CERTIFY_TIMEOUT = 86400
 
 
+def _ascii(raw: str) -> str:
+    """*raw* stripped, if it is ASCII; else ValueError.  Every value must be: str.lower() maps
+    the Kelvin sign (U+212A) onto k, so "LOCKED" spelled with it would name ``locked``, and
+    int() reads every Unicode digit (Arabic-Indic, full-width): a value not spelled in ASCII
+    could mean something other than what it shows (the PHC decoder refuses such digits too)."""
+    if not raw.isascii():
+        raise ValueError
+    return raw.strip()
+
+
 def _name(raw: str) -> str | None:
-    return raw.strip().lower() or None
+    return _ascii(raw).lower() or None
 
 
 def _names(raw: str) -> frozenset[str]:
-    return frozenset(part.strip().lower() for part in raw.replace(" ", ",").split(",")
+    return frozenset(part.strip().lower() for part in _ascii(raw).replace(" ", ",").split(",")
                      if part.strip())
 
 
 def _select(raw: str) -> str:
-    mode = raw.strip().lower() or SELECT_MODES[0]
+    mode = _ascii(raw).lower() or SELECT_MODES[0]
     if mode not in SELECT_MODES:
         raise ValueError
     return mode
@@ -60,16 +71,15 @@ WITNESS_MODES = ("on", "off")
 
 
 def _witness(raw: str) -> bool:
-    # ASCII only: str.lower() maps some non-ASCII letters onto ASCII ones (the Kelvin sign K
-    # to k), and a setting that turns off a safety check must be spelled exactly.
-    mode = raw.strip()
-    if not mode.isascii() or mode.lower() not in WITNESS_MODES:
+    # ASCII only (see _ascii): a setting that turns off a safety check must be spelled exactly.
+    mode = _ascii(raw)
+    if mode.lower() not in WITNESS_MODES:
         raise ValueError
     return mode.lower() == "on"
 
 
 def _mebibytes(raw: str, low: int = 1) -> int:
-    text = raw.strip()
+    text = _ascii(raw)  # isdigit() and int() alone take "٣٢" and "１０" (see _ascii)
     if not text.isdigit() or not low <= int(text) <= MAX_ARENA_MIB:
         raise ValueError
     return int(text)
@@ -80,9 +90,8 @@ def _mebibytes_or_zero(raw: str) -> int:
 
 
 def _seconds(raw: str) -> int:
-    text = raw.strip()
-    # isdigit() alone takes "²" and other Unicode digits, which int() then refuses.
-    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_CERTIFY_TIMEOUT:
+    text = _ascii(raw)  # isdigit() alone takes "²" too, which int() then refuses
+    if not text.isdigit() or not 1 <= int(text) <= MAX_CERTIFY_TIMEOUT:
         raise ValueError
     return int(text)
 
@@ -168,6 +177,11 @@ def parse(environ: Mapping[str, str]) -> Settings:
     values: dict[str, Any] = {}
     for variable in VARIABLES:
         raw = environ.get(variable.env, "")
+        foreign = next((i for i, char in enumerate(raw) if not char.isascii()), None)
+        if foreign is not None:
+            raise SettingError(variable.env, raw,
+                               f"ASCII only (character {foreign + 1} is "
+                               f"U+{ord(raw[foreign]):04X}), and {variable.allowed}")
         try:
             values[variable.field] = variable.parse(raw if raw.strip() else variable.default)
         except ValueError:

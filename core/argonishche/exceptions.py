@@ -9,6 +9,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+#: How many characters of a value a message shows (:func:`echo`).
+ECHO_LIMIT = 80
+
+
+def echo(value: str, *, quoted: bool = True, limit: int = ECHO_LIMIT) -> str:
+    """*value* for a message: its repr() (or the text itself, *quoted* False), cut after *limit*
+    characters of the value, which then says how long the value was.
+
+    Every setting value and every name a caller gives is echoed through this: a value comes from
+    the environment or an application's caller, and a message (an error logged per request, a
+    warning per process) must not carry 100 KB of it.
+    """
+    text = str(value)
+    shown = text[:limit]
+    shown = repr(shown) if quoted else shown
+    return shown if len(text) <= limit else f"{shown}... ({len(text)} characters)"
+
 
 class ArgonishcheError(Exception):
     """Base class of every error argonishche raises on purpose."""
@@ -41,7 +58,7 @@ class SettingError(ParameterError):
     """
 
     def __init__(self, variable: str, value: str, allowed: str) -> None:
-        super().__init__(f"{variable}={value!r}: must be {allowed}")
+        super().__init__(f"{variable}={echo(value)}: must be {allowed}")
         self.variable, self.value, self.allowed = variable, value, allowed
 
     def __reduce__(self) -> tuple[type[SettingError], tuple[str, str, str], dict[str, object]]:
