@@ -311,6 +311,8 @@ def argon2_verify(encoded: str | bytes, password: Buffer | str, *, secret: Buffe
     :raises LimitExceededError: *encoded* asks for more than *limits* allow, or is longer than
         any hash within them (an InvalidHashError).
     :raises InvalidHashError: *encoded* is not a valid Argon2 PHC string.
+    :raises ArgonishcheMemoryError: the work memory *encoded* asks for (within *limits*) cannot
+        be allocated now (a MemoryError, not a VerificationError).
     """
     params, salt, expected = params_of(encoded, limits)
     from hmac import compare_digest  # imported here: only verification needs hashlib loaded
