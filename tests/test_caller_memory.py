@@ -3,7 +3,9 @@ starts; and ``memory_size()`` itself, the blocks Argon2 rounds to plus the align
 
 from __future__ import annotations
 
+import ctypes
 import mmap
+import pickle
 
 import pytest
 
@@ -16,7 +18,7 @@ from argonishche import (
     argon2_verify,
 )
 
-from support import PASSWORD, SALT, SMALL, buffer_at, mprime
+from support import KNOWN_TAG, PASSWORD, SALT, SMALL, VALID, buffer_at, mprime
 
 
 def numpy_buffer(n):
@@ -70,6 +72,76 @@ def test_caller_memory_one_byte_short_is_refused_wherever_it_starts():
 def test_caller_memory_must_be_a_writable_buffer(make):
     with pytest.raises(ParameterTypeError, match="memory must be a writable buffer"):
         argon2_hash(PASSWORD, SALT, memory=make(argonishche.memory_size(32)), **SMALL)
+
+
+def closed_mmap(n):
+    mapping = mmap.mmap(-1, n)
+    mapping.close()
+    return mapping
+
+
+def released_view(n):
+    view = memoryview(bytearray(n))
+    view.release()
+    return view
+
+
+@pytest.mark.parametrize("make", [closed_mmap, released_view], ids=["closed-mmap", "released"])
+def test_caller_memory_closed_before_the_call_is_a_parameter_error_naming_it(make):
+    # The right type in a state that cannot be used: once a plain ValueError from memoryview().
+    memory = make(argonishche.memory_size(32))
+    for call in (lambda: argon2_hash(PASSWORD, SALT, memory=memory, **SMALL),
+                 lambda: argon2_hash_encoded(PASSWORD, SALT, memory=memory, **SMALL),
+                 lambda: argon2_verify(VALID, PASSWORD, memory=memory)):
+        with pytest.raises(ParameterError, match=r"^memory cannot be used: .*(closed|released)"):
+            call()
+
+
+# ---- a wipe callback that keeps the view it was given ---------------------------------------
+# The view is valid only during the call.  One the callback keeps (a slice, a ctypes object on
+# it) could not be released after it, and the BufferError that said so escaped after the tag was
+# computed, losing it.  The tag is now returned, with a RuntimeWarning naming the problem.
+
+KEPT_WARNING = r"wipe callback .* kept a reference to the work memory"
+
+
+def keeping(kept, make):
+    def wipe(view):
+        kept.append(make(view))
+    return wipe
+
+
+@pytest.mark.parametrize("make", [lambda view: view[:], ctypes.c_char.from_buffer],
+                         ids=["slice", "ctypes"])
+def test_wipe_callback_keeping_arena_memory_gets_the_tag_and_a_warning(make, trimmed):
+    kept = []
+    with pytest.warns(RuntimeWarning, match=KEPT_WARNING) as record:
+        tag = argon2_hash(PASSWORD, SALT, allocator="arena", wipe=keeping(kept, make), **SMALL)
+    assert tag == KNOWN_TAG
+    assert record[0].filename == __file__  # the caller's line, not argonishche's
+    # The allocator wiped the mapping before it tried to unmap it: what was kept holds zeros.
+    assert not any(bytes(kept[0]))
+    with pytest.warns(RuntimeWarning, match=KEPT_WARNING):
+        assert argon2_verify(VALID, PASSWORD, allocator="arena",
+                             wipe=keeping(kept, make)) is True
+    kept.clear()  # the mappings are unmapped with the last reference
+
+
+def test_wipe_callback_exporting_caller_memory_gets_the_tag_and_a_warning():
+    # An object holding a buffer export of the view itself (as a numpy array or a cffi buffer
+    # made from it does) keeps the view from being released.
+    memory, kept = bytearray(argonishche.memory_size(32)), []
+    with pytest.warns(RuntimeWarning, match=KEPT_WARNING):
+        assert argon2_hash(PASSWORD, SALT, memory=memory, **SMALL,
+                           wipe=keeping(kept, pickle.PickleBuffer)) == KNOWN_TAG
+    kept.clear()
+    memory.extend(b"x")  # no export left: the bytearray can be resized again
+
+
+def test_wipe_callback_that_keeps_nothing_gives_no_warning(recwarn, trimmed):
+    assert argon2_hash(PASSWORD, SALT, allocator="arena", wipe=lambda view: bytes(view),
+                       **SMALL) == KNOWN_TAG
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
 
 
 def test_memory_and_allocator_together_is_an_error(acquire_log):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal, NamedTuple, cast
 
-from . import _driver, _phc, _registry
+from . import _driver, _phc, _registry, _warn
 from .hookspecs import Allocator
 from .exceptions import InvalidHashError, ParameterError, ParameterTypeError, VerifyMismatchError
 from ._params import (
@@ -64,6 +64,9 @@ def _check_caller_memory(memory: Buffer, params: Argon2Params) -> None:
     except TypeError:
         raise ParameterTypeError(f"memory must be a writable buffer (bytearray, mmap, numpy "
                                  f"array...), not {memory.__class__.__name__}") from None
+    except ValueError as exc:  # a closed mmap, a released memoryview: the right type, unusable
+        raise ParameterError(f"memory cannot be used: {exc} "
+                             f"({memory.__class__.__name__})") from None
     if size < needed:
         raise ParameterError(f"memory is {size} bytes; memory_cost={params.memory_cost}, "
                              f"parallelism={params.parallelism} needs {needed} "
@@ -168,13 +171,50 @@ def _run(reg: _registry.Registry, inputs: _Inputs, argon2_table: CData, blake2b_
                             f"size + 63 bytes does)") from None
         raise
     finally:
+        kept = False
         try:
             if wipe_callback is not None and buffer is not None:
-                with memoryview(buffer) as view:
-                    wipe_callback(view)
+                kept = _hand_to_wipe_callback(wipe_callback, buffer)
         finally:  # even if the callback raised: the allocator gets its memory back
             if owner is not None and acquired is not None:
-                owner.release(acquired)
+                try:
+                    owner.release(acquired)
+                except BufferError:
+                    if wipe_callback is None:
+                        raise  # the allocator's own fault: Python code never saw the memory
+                    # A reference the callback kept (a slice of its view) still exports the
+                    # memory, so it could not be unmapped.  The arenas wipe it before they try;
+                    # it is unmapped when that reference goes.
+                    kept = True
+        # Reached when the callback returned.  After a hash that returned, the tag is right
+        # and is returned with this warning rather than lost to a BufferError (one that
+        # raised goes on raising).  Refusing the callback before hashing is not possible, as
+        # what it keeps is known only after it ran; raising would turn a correct hash, or a
+        # correct password's verify, into a failure over memory the hash no longer uses.
+        if kept:
+            name = getattr(wipe_callback, "__qualname__", type(wipe_callback).__qualname__)
+            _warn.warn(f"wipe callback {name} kept a reference to the work memory (a slice, "
+                       f"numpy array or ctypes object of the memoryview it was given), which "
+                       f"is valid only during the call: the memory cannot be freed while that "
+                       f"reference lives; the tag is returned", RuntimeWarning)
+
+
+def _hand_to_wipe_callback(callback: Callable[[memoryview], object], buffer: Buffer) -> bool:
+    """Call *callback* with the work memory as a memoryview; True if the view could not be
+    released afterwards because the callback kept something holding a buffer export of it (a
+    numpy array or cffi buffer made from it, a ``pickle.PickleBuffer``).  A slice of the view,
+    or a ctypes object on it, shares the view's exporter instead: the allocator's release finds
+    those (the caller's own ``memory=`` is the caller's to keep)."""
+    view = memoryview(buffer)
+    try:
+        callback(view)
+    finally:
+        try:
+            view.release()
+            released = True
+        except BufferError:  # the exporter lives on; it keeps the memory alive, not in use
+            released = False
+    return not released
 
 
 def _salt(salt: Buffer) -> bytes:
@@ -271,6 +311,8 @@ def argon2_verify(encoded: str | bytes, password: Buffer | str, *, secret: Buffe
     :raises LimitExceededError: *encoded* asks for more than *limits* allow, or is longer than
         any hash within them (an InvalidHashError).
     :raises InvalidHashError: *encoded* is not a valid Argon2 PHC string.
+    :raises ArgonishcheMemoryError: the work memory *encoded* asks for (within *limits*) cannot
+        be allocated now (a MemoryError, not a VerificationError).
     """
     params, salt, expected = params_of(encoded, limits)
     from hmac import compare_digest  # imported here: only verification needs hashlib loaded

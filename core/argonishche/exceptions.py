@@ -107,7 +107,15 @@ class HashingError(ArgonishcheError, RuntimeError):
 
 
 class ArgonishcheMemoryError(ArgonishcheError, MemoryError):
-    """The Argon2 work memory could not be allocated; the message gives the size asked for."""
+    """The Argon2 work memory could not be allocated; the message gives the size asked for.
+
+    ``argon2_hash``, ``argon2_verify``, ``PasswordHasher`` and ``hash_many`` raise it, also
+    for a stored hash within the :class:`~argonishche.Limits` that asks for more memory than
+    the process can get now.  It is deliberately not a :class:`VerificationError`: a server can
+    tell "no memory now" (retry, HTTP 503) from a wrong password.  The adapters answer as their
+    peers do instead: ``argonishche.argon2_cffi`` with ``VerificationError("Memory allocation
+    error")`` (``HashingError`` when hashing), the Django hasher with False.
+    """
 
     # MemoryError has a __new__ of its own (CPython's free list), and it comes before Exception
     # in this class's MRO, so cls.__new__ was MemoryError.__new__.  Instances are really made by

@@ -101,7 +101,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def pytest_sessionstart(session: pytest.Session) -> None:
     import argon2  # what the tests will import
 
-    assert argon2.PasswordHasher is argonishche.PasswordHasher, "the shim is not in place"
+    assert argon2.PasswordHasher is compat.PasswordHasher, "the shim is not in place"
 
 
 def pytest_report_header() -> str:

@@ -1,9 +1,13 @@
 """argon2-cffi's API on argonishche's kernels: change ``from argon2 import ...`` to
 ``from argonishche.argon2_cffi import ...`` (or ``import argonishche.argon2_cffi as argon2``).
 
-The names argon2-cffi 25.1 exports, with its defaults and exception hierarchy.  Where argonishche
-is deliberately stricter (invalid parameters refused when a hasher is built, limits on the
-hashes ``verify`` reads, ...), README.md's "Coming from argon2-cffi" table lists each difference.
+The names argon2-cffi 25.1 exports, with its defaults and exception hierarchy.
+``PasswordHasher`` is a subclass of argonishche's that answers work memory it cannot allocate
+as argon2-cffi does (``VerificationError`` / ``HashingError("Memory allocation error")``), where
+argonishche's own raises ``ArgonishcheMemoryError``; ``low_level`` answers so too.  Where
+argonishche is deliberately stricter (invalid parameters refused when a hasher is built, limits
+on the hashes ``verify`` reads, ...), README.md's "Coming from argon2-cffi" table lists each
+difference.
 Its deprecated ``hash_password`` / ``hash_password_raw`` / ``verify_password`` are not provided.
 """
 
@@ -17,8 +21,8 @@ from .._password_hasher import (
     DEFAULT_PARALLELISM,
     DEFAULT_RANDOM_SALT_LENGTH,
     DEFAULT_TIME_COST,
-    PasswordHasher,
 )
+from ._password_hasher import PasswordHasher
 from .._params import Type
 
 Parameters = _hash_parameters.Parameters

@@ -16,7 +16,9 @@ from ..exceptions import (
     InvalidHashError,
     ParameterError,
     ParameterTypeError,
+    VerificationError,
 )
+from ._memory_errors import answered_as
 
 #: The Argon2 version new hashes get: 0x13 (1.3).
 ARGON2_VERSION = 0x13
@@ -36,9 +38,10 @@ def _hash(function: Callable[..., _Result], secret: Buffer, salt: Buffer, time_c
     _bytes_only("secret", secret)
     _bytes_only("salt", salt)
     try:
-        return function(secret, salt, type=to_type(type), time_cost=time_cost,
-                        memory_cost=memory_cost, parallelism=parallelism, hash_len=hash_len,
-                        version=version)
+        with answered_as(HashingError):  # as argon2-cffi reports its C library's failure
+            return function(secret, salt, type=to_type(type), time_cost=time_cost,
+                            memory_cost=memory_cost, parallelism=parallelism,
+                            hash_len=hash_len, version=version)
     except ParameterTypeError:
         raise
     except ParameterError as exc:  # argon2-cffi reports what its C library refuses this way
@@ -48,7 +51,8 @@ def _hash(function: Callable[..., _Result], secret: Buffer, salt: Buffer, time_c
 def hash_secret(secret: Buffer, salt: Buffer, time_cost: int, memory_cost: int,
                 parallelism: int, hash_len: int, type: Type,
                 version: int = ARGON2_VERSION) -> bytes:
-    """The PHC string of *secret* (ASCII bytes); HashingError for parameters Argon2 refuses."""
+    """The PHC string of *secret* (ASCII bytes); HashingError for parameters Argon2 refuses or
+    work memory that cannot be allocated."""
     encoded = _hash(argon2_hash_encoded, secret, salt, time_cost, memory_cost, parallelism,
                     hash_len, type, version)
     return encoded.encode("ascii")
@@ -57,7 +61,8 @@ def hash_secret(secret: Buffer, salt: Buffer, time_cost: int, memory_cost: int,
 def hash_secret_raw(secret: Buffer, salt: Buffer, time_cost: int, memory_cost: int,
                     parallelism: int, hash_len: int, type: Type,
                     version: int = ARGON2_VERSION) -> bytes:
-    """The raw tag of *secret*; HashingError for parameters Argon2 refuses."""
+    """The raw tag of *secret*; HashingError for parameters Argon2 refuses or work memory that
+    cannot be allocated."""
     return _hash(argon2_hash, secret, salt, time_cost, memory_cost, parallelism, hash_len,
                  type, version)
 
@@ -68,14 +73,16 @@ def verify_secret(hash: bytes | str, secret: Buffer,  # noqa: A002 - argon2-cffi
 
     VerifyMismatchError for a wrong secret; InvalidHashError (a VerificationError) for a hash
     that cannot be read, is of another type, or asks for more than the default
-    :class:`~argonishche.Limits` allow.
+    :class:`~argonishche.Limits` allow; ``VerificationError("Memory allocation error")``, as
+    argon2-cffi's, for one whose work memory cannot be allocated.
     """
     _bytes_only("secret", secret)
     expected = to_type(type)
     found = params_of(hash)[0].type  # within the default limits, before anything is run
     if found != expected:
         raise InvalidHashError(f"hash is argon2{found.label}, not argon2{expected.label}")
-    return argon2_verify(hash, secret)
+    with answered_as(VerificationError):
+        return argon2_verify(hash, secret)
 
 
 __all__ = ["ARGON2_VERSION", "Type", "hash_secret", "hash_secret_raw", "verify_secret"]

@@ -15,6 +15,11 @@ one of them first reads the string within :attr:`Argon2PasswordHasher.limits`, b
 is allocated, and answers for a string it cannot read: ``verify`` False, ``must_update`` True,
 ``safe_summary`` a summary saying so.  Only ``decode`` raises, a ``ValueError``, as Django's
 hashers do for a value they cannot read.
+
+A stored hash within the limits may still ask for more memory than the process can get (a
+tampered row at ``m=1048576`` in a worker capped below 1 GiB): ``verify`` answers False, as
+Django's hasher does (argon2-cffi raises its ``VerificationError`` there), never an
+``ArgonishcheMemoryError`` that would make a login an HTTP 500.
 """
 
 from __future__ import annotations
@@ -31,7 +36,12 @@ from django.utils.translation import gettext_noop as _
 from argonishche import Argon2Params, Limits, argon2_hash, argon2_hash_encoded, argon2_verify
 from argonishche._argon2 import params_of
 from argonishche.argon2_cffi import Parameters
-from argonishche.exceptions import InvalidHashError, ParameterError, VerificationError
+from argonishche.exceptions import (
+    ArgonishcheMemoryError,
+    InvalidHashError,
+    ParameterError,
+    VerificationError,
+)
 
 __all__ = ["Argon2PasswordHasher"]
 
@@ -132,6 +142,11 @@ class Argon2PasswordHasher(BasePasswordHasher):
             return argon2_verify(self._phc(encoded), password, limits=self.limits)
         except VerificationError:  # a wrong password, or a hash that cannot be read (an
             return False           # InvalidHashError) or is over the limits (LimitExceededError)
+        except ArgonishcheMemoryError:
+            # Costs within the limits, but more memory than this process can get now: no
+            # password can be checked against it, so none matches, as with Django's hasher
+            # (argon2-cffi's VerificationError) and not an HTTP 500 for a login.
+            return False
 
     def safe_summary(self, encoded: str) -> dict[str, Any]:
         try:
@@ -171,7 +186,9 @@ class Argon2PasswordHasher(BasePasswordHasher):
         hash as on a current one (Django calls this only after such a failure).
 
         A hash that could not be read was refused without any work, so it gets a current
-        hash's work in full; its own costs are never run.
+        hash's work in full; its own costs are never run.  If that memory cannot be allocated
+        now, the padding is skipped (Django's own hasher pads nothing): the login was refused
+        already and must not become an HTTP 500.
         """
         current = self.params()
         try:
@@ -184,6 +201,9 @@ class Argon2PasswordHasher(BasePasswordHasher):
         # memory that makes the product that work: both at most the current costs.
         time_cost = math.ceil(missing / current.memory_cost)
         memory_cost = max(math.ceil(missing / time_cost), 8 * current.parallelism)
-        argon2_hash(password, self.salt().encode(), type=current.type, version=current.version,
-                    time_cost=time_cost, memory_cost=memory_cost,
-                    parallelism=current.parallelism, hash_len=current.hash_len)
+        try:
+            argon2_hash(password, self.salt().encode(), type=current.type,
+                        version=current.version, time_cost=time_cost, memory_cost=memory_cost,
+                        parallelism=current.parallelism, hash_len=current.hash_len)
+        except ArgonishcheMemoryError:
+            pass
