@@ -100,6 +100,9 @@ def argon2(argon2_table: CData, blake2b_table: CData, *, type: str, version: int
         except (TypeError, BufferError):
             raise ParameterTypeError(f"memory must be a writable buffer (bytearray, mmap, numpy "
                                      f"array...), not {memory.__class__.__name__}") from None
+        except ValueError as exc:  # closed by another thread since the caller's check
+            raise ParameterError(f"memory cannot be used: {exc} "
+                                 f"({memory.__class__.__name__})") from None
         request.memory = memory_c
         request.memory_len = given = len(memory_c)
     os_error = ffi.new("int *")
