@@ -119,9 +119,7 @@ static void blake2b_dealloc(Blake2bObject *self);
  * construction). */
 static module_state *state_of_type(PyTypeObject *type) {
     for (PyTypeObject *t = type; t != NULL; t = PyType_GetSlot(t, Py_tp_base)) {
-        if (PyType_GetSlot(t, Py_tp_dealloc) != (void *)blake2b_dealloc ||
-            !(PyType_GetFlags(t) & Py_TPFLAGS_HEAPTYPE))
-            continue;
+        if (PyType_GetSlot(t, Py_tp_dealloc) != (void *)blake2b_dealloc) continue;
         PyObject *module = PyType_GetModule(t); /* borrowed */
         if (module == NULL) {
             PyErr_Clear(); /* a C subclass made without a module: look further */
