@@ -109,7 +109,8 @@ def run_child(tmp_path, body: str, **constants: str) -> list[dict[str, str]]:
     record made, in order."""
     results = tmp_path / "results.jsonl"
     results.touch()
-    defined = "".join(f"{name} = {value!r}\n" for name, value in {"WORK": WORK, **constants}.items())
+    defined = "".join(f"{name} = {value!r}\n"
+                      for name, value in {"WORK": WORK, **constants}.items())
     script = PRELUDE + defined + HELPERS + textwrap.dedent(body)
     done = run_python(script, str(results), timeout=180)
     assert done.returncode == 0, done.stderr[-4000:]
@@ -217,7 +218,8 @@ def test_passwords_hashed_in_a_sub_interpreter_verify_in_the_main_one(tmp_path):
     records = run_child(tmp_path, '''
         interp = new()
         run(interp, "import argonishche\\n"
-                    "hasher = argonishche.PasswordHasher(time_cost=1, memory_cost=256, parallelism=2)\\n"
+                    "hasher = argonishche.PasswordHasher(\\n"
+                    "    time_cost=1, memory_cost=256, parallelism=2)\\n"
                     f"with open({ENCODED!r}, 'w') as out:\\n"
                     "    out.write(hasher.hash('correct horse'))\\n")
         si.destroy(interp)
