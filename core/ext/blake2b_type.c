@@ -4,13 +4,18 @@
  * hashlib's does.
  *
  * Built against the stable ABI of CPython 3.11 (Py_LIMITED_API 0x030B0000, an abi3 module like
- * the cffi ones): a heap type from PyType_FromSpec, tp_new doing all of the construction (3.11's
- * limited API has no vectorcall for a type), buffers through PyObject_GetBuffer.
+ * the cffi ones): a heap type from PyType_FromModuleAndSpec, tp_new doing all of the
+ * construction (3.11's limited API has no vectorcall for a type), buffers through
+ * PyObject_GetBuffer.
+ *
+ * Sub-interpreters: multi-phase initialisation with per-module state (module_state), so each
+ * interpreter has its own module, type, registry link and cached table; the same .so declares
+ * per-interpreter-GIL support on 3.12 and later (see PyInit).
  *
  * No BLAKE2b here: init/update/final are the core's (core/csrc/blake2b.c, in argonishche._core)
  * and the compression function is the selected backend's, through its kernel table.  The core's
  * function pointers and the way to the registry's selection are handed over once, by
- * argonishche._blake2 (connect()), when it is imported.
+ * argonishche._blake2 (connect()), when it is imported in an interpreter.
  *
  * The kernel table: like the Python class before it, every object takes the table selected
  * when it is made (the registry's tables["blake2b"], which calibrate() and a forced backend
@@ -44,32 +49,15 @@ typedef void (*update_fn)(argonishche_blake2b_state *, const uint8_t *, size_t);
 typedef void (*final_fn)(const argonishche_blake2b_state *, uint8_t *);
 typedef void (*wipe_fn)(void *, size_t);
 
+/* The core's functions, handed over by connect(): the same addresses in every interpreter (the
+ * core is loaded once per process), but kept in each module's state like the rest. */
 typedef struct {
-    PyObject_HEAD
-    PyThread_type_lock lock; /* NULL until the first update that releases the GIL */
-    PyObject *pending; /* the bytes of an unkeyed object made from bytes and not updated since:
-                          what pickling restores it from (as before); NULL otherwise */
-    int keyed;         /* the state holds or held a key: wiped on dealloc */
-    argonishche_blake2b_state state;
-} Blake2bObject;
-
-/* Set by connect(); one interpreter (the module is single-phase). */
-static struct {
-    init_fn init;
+    init_fn init; /* NULL until connect(): connected() tests it */
     update_fn update;
     final_fn final;
     wipe_fn wipe;
-    PyObject *registry_dict;  /* argonishche._registry's module dict */
-    PyObject *resolver;       /* backend or None -> (table object, address) */
-    PyObject *parameter_error, *parameter_type_error, *parameter_overflow_error;
-    PyObject *cached_registry;      /* the Registry whose __dict__ is cached_registry_dict */
-    PyObject *cached_registry_dict;
-    PyObject *cached_table;         /* the table object last resolved, and its address */
-    const void *cached_address;
-} core;
+} core_functions;
 
-static PyTypeObject *blake2b_type; /* the type (a reference held by the module) */
-static PyObject *s_instance, *s_tables, *s_blake2b, *empty_bytes, *zero;
 /* The keywords, in hashlib's order (then backend=); the tree-hashing ones are contiguous. */
 enum {
     ARG_DATA, ARG_DIGEST_SIZE, ARG_KEY, ARG_SALT, ARG_PERSON, ARG_FANOUT, ARG_DEPTH,
@@ -80,20 +68,76 @@ enum {
 static const char *const keyword_names[N_ARGS] = {
     "data", "digest_size", "key", "salt", "person", "fanout", "depth", "leaf_size",
     "node_offset", "node_depth", "inner_size", "last_node", "usedforsecurity", "backend"};
-static PyObject *keywords[N_ARGS]; /* interned */
 
-static int connected(void) {
-    if (core.init != NULL) return 1;
+/* Everything the module keeps, per module object and so per interpreter (PEP 489 multi-phase
+ * initialisation, PEP 573 module state): no C static is written after compilation, so that each
+ * interpreter's module has its own type, its own way to its own registry and its own cached
+ * table, and destroying one interpreter leaves the others' intact. */
+typedef struct {
+    core_functions core;
+    PyTypeObject *type;       /* this module's blake2b type */
+    PyObject *registry_dict;  /* this interpreter's argonishche._registry module dict */
+    PyObject *resolver;       /* backend or None -> (table object, address) */
+    PyObject *parameter_error, *parameter_type_error, *parameter_overflow_error;
+    PyObject *cached_registry;      /* the Registry whose __dict__ is cached_registry_dict */
+    PyObject *cached_registry_dict;
+    PyObject *cached_table;         /* the table object last resolved, and its address */
+    const void *cached_address;
+    PyObject *s_instance, *s_tables, *s_blake2b, *empty_bytes, *zero;
+    PyObject *keywords[N_ARGS]; /* interned */
+} module_state;
+
+typedef struct {
+    PyObject_HEAD
+    PyThread_type_lock lock; /* NULL until the first update that releases the GIL */
+    PyObject *pending; /* the bytes of an unkeyed object made from bytes and not updated since:
+                          what pickling restores it from (as before); NULL otherwise */
+    int keyed;         /* the state holds or held a key: wiped on dealloc */
+    /* The state of the module whose type made the object (its type, or a subclass of it): the
+     * object holds its type, which holds that module, so the state outlives the object.  Kept
+     * here because a method gets only self, and PyType_GetModuleByDef (which would find it
+     * from a subclass) is not in the limited API before 3.13. */
+    module_state *owner;
+    argonishche_blake2b_state state;
+} Blake2bObject;
+
+static PyModuleDef module_def, module_def_311;
+
+static int connected(module_state *st) {
+    if (st->core.init != NULL) return 1;
     PyErr_SetString(PyExc_RuntimeError,
                     "argonishche._blake2b_type is not connected: use argonishche.blake2b");
     return 0;
 }
 
+static void blake2b_dealloc(Blake2bObject *self);
+
+/* The state of the module that made *type* (the blake2b type or a subclass of it), or NULL
+ * with an error.  The bases are walked by hand for a subclass (see Blake2bObject.owner); only
+ * a type whose dealloc is ours can be one of ours, so no other type is asked for its module
+ * (PyType_GetModule raises for a type without one, a cost a subclass would pay on every
+ * construction). */
+static module_state *state_of_type(PyTypeObject *type) {
+    for (PyTypeObject *t = type; t != NULL; t = PyType_GetSlot(t, Py_tp_base)) {
+        if (PyType_GetSlot(t, Py_tp_dealloc) != (void *)blake2b_dealloc) continue;
+        PyObject *module = PyType_GetModule(t); /* borrowed */
+        if (module == NULL) {
+            PyErr_Clear(); /* a C subclass made without a module: look further */
+            continue;
+        }
+        PyModuleDef *def = PyModule_GetDef(module);
+        if (def == &module_def || def == &module_def_311) return PyModule_GetState(module);
+        if (def == NULL) PyErr_Clear();
+    }
+    PyErr_SetString(PyExc_TypeError, "not a subclass of argonishche.blake2b");
+    return NULL;
+}
+
 /* ---- the kernel table ------------------------------------------------------------------- */
 
 /* resolver(backend) -> (table, address); a new reference to the table in *table_out. */
-static const void *resolve(PyObject *backend, PyObject **table_out) {
-    PyObject *pair = PyObject_CallFunctionObjArgs(core.resolver, backend, NULL);
+static const void *resolve(module_state *st, PyObject *backend, PyObject **table_out) {
+    PyObject *pair = PyObject_CallFunctionObjArgs(st->resolver, backend, NULL);
     if (pair == NULL) return NULL;
     if (!PyTuple_Check(pair) || PyTuple_Size(pair) != 2) {
         Py_DECREF(pair);
@@ -114,34 +158,34 @@ static const void *resolve(PyObject *backend, PyObject **table_out) {
 }
 
 /* The registry's selected table for blake2b, as argonishche._registry.selected_table() finds it. */
-static const void *selected_table(void) {
-    PyObject *registry = PyDict_GetItemWithError(core.registry_dict, s_instance); /* borrowed */
+static const void *selected_table(module_state *st) {
+    PyObject *registry = PyDict_GetItemWithError(st->registry_dict, st->s_instance); /* borrowed */
     if (registry != NULL && registry != Py_None) {
-        if (registry != core.cached_registry) {
+        if (registry != st->cached_registry) {
             PyObject *dict = PyObject_GenericGetDict(registry, NULL);
             if (dict == NULL) return NULL;
-            PyObject *old = core.cached_registry, *old_dict = core.cached_registry_dict;
+            PyObject *old = st->cached_registry, *old_dict = st->cached_registry_dict;
             Py_INCREF(registry);
-            core.cached_registry = registry;
-            core.cached_registry_dict = dict;
+            st->cached_registry = registry;
+            st->cached_registry_dict = dict;
             Py_XDECREF(old);
             Py_XDECREF(old_dict);
         }
-        PyObject *tables = PyDict_GetItemWithError(core.cached_registry_dict, s_tables);
+        PyObject *tables = PyDict_GetItemWithError(st->cached_registry_dict, st->s_tables);
         if (tables != NULL && PyDict_Check(tables)) {
-            PyObject *table = PyDict_GetItemWithError(tables, s_blake2b);
-            if (table != NULL && table == core.cached_table) return core.cached_address;
+            PyObject *table = PyDict_GetItemWithError(tables, st->s_blake2b);
+            if (table != NULL && table == st->cached_table) return st->cached_address;
         }
     }
     if (PyErr_Occurred()) return NULL;
     /* Not built yet, no usable backend, or another table: the Python side says which (or why
      * none), and the answer is kept for the next object. */
     PyObject *table;
-    const void *address = resolve(Py_None, &table);
+    const void *address = resolve(st, Py_None, &table);
     if (address == NULL) return NULL;
-    PyObject *old = core.cached_table;
-    core.cached_table = table;
-    core.cached_address = address;
+    PyObject *old = st->cached_table;
+    st->cached_table = table;
+    st->cached_address = address;
     Py_XDECREF(old);
     return address;
 }
@@ -149,31 +193,31 @@ static const void *selected_table(void) {
 /* ---- arguments -------------------------------------------------------------------------- */
 
 /* ParameterTypeError("<name> must be <what>, not <type name>"), as argonishche._params says it. */
-static void type_error(const char *name, const char *what, PyObject *value) {
+static void type_error(module_state *st, const char *name, const char *what, PyObject *value) {
     PyObject *type_name = PyType_GetName(Py_TYPE(value));
     if (type_name == NULL) return;
-    PyErr_Format(core.parameter_type_error, "%s must be %s, not %U", name, what, type_name);
+    PyErr_Format(st->parameter_type_error, "%s must be %s, not %U", name, what, type_name);
     Py_DECREF(type_name);
 }
 
-static int byte_argument(const char *name, PyObject *value, Py_ssize_t max_len, Py_buffer *view) {
+static int byte_argument(module_state *st, const char *name, PyObject *value, Py_ssize_t max_len, Py_buffer *view) {
     if (PyUnicode_Check(value)) {
-        PyErr_Format(core.parameter_type_error,
+        PyErr_Format(st->parameter_type_error,
                      "%s must be bytes-like, not str (encode it first)", name);
         return -1;
     }
     if (!PyObject_CheckBuffer(value)) {
-        type_error(name, "bytes-like", value);
+        type_error(st, name, "bytes-like", value);
         return -1;
     }
     if (PyObject_GetBuffer(value, view, PyBUF_FULL_RO) < 0) return -1;
     if (!PyBuffer_IsContiguous(view, 'C')) {
         PyBuffer_Release(view);
-        PyErr_Format(core.parameter_error, "%s must be a C-contiguous buffer", name);
+        PyErr_Format(st->parameter_error, "%s must be a C-contiguous buffer", name);
         return -1;
     }
     if (view->len > max_len) {
-        PyErr_Format(core.parameter_error, "%s must be 0..%zd bytes long, got %zd", name,
+        PyErr_Format(st->parameter_error, "%s must be 0..%zd bytes long, got %zd", name,
                      max_len, view->len);
         PyBuffer_Release(view);
         return -1;
@@ -206,11 +250,11 @@ static int data_buffer(PyObject *data, Py_buffer *view) {
  * ParameterTypeError, as for every argonishche integer); a value outside C int's range is a
  * ParameterOverflowError (an OverflowError, as hashlib's), one inside it but outside lo..hi a
  * ParameterError (a ValueError). */
-static int int_argument(const char *name, PyObject *value, long lo, long hi, long *out) {
+static int int_argument(module_state *st, const char *name, PyObject *value, long lo, long hi, long *out) {
     if (PyBool_Check(value) || !PyIndex_Check(value)) {
         char what[64];
         PyOS_snprintf(what, sizeof what, "an int in %ld..%ld", lo, hi);
-        type_error(name, what, value);
+        type_error(st, name, what, value);
         return -1;
     }
     PyObject *index = PyNumber_Index(value);
@@ -222,8 +266,8 @@ static int int_argument(const char *name, PyObject *value, long lo, long hi, lon
         return -1;
     }
     if (overflow || n < INT_MIN || n > INT_MAX || n < lo || n > hi) {
-        PyErr_Format(overflow || n < INT_MIN || n > INT_MAX ? core.parameter_overflow_error
-                                                             : core.parameter_error,
+        PyErr_Format(overflow || n < INT_MIN || n > INT_MAX ? st->parameter_overflow_error
+                                                             : st->parameter_error,
                      "%s must be in %ld..%ld, got %S", name, lo, hi, index);
         Py_DECREF(index);
         return -1;
@@ -236,15 +280,15 @@ static int int_argument(const char *name, PyObject *value, long lo, long hi, lon
 /* leaf_size (0..2**32-1) and node_offset (0..2**64-1): an int, as hashlib requires (no
  * __index__), and not a bool; negative is a ParameterError (ValueError), too large a
  * ParameterOverflowError (OverflowError), as hashlib's errors are. */
-static int unsigned_argument(const char *name, PyObject *value, unsigned long long max,
+static int unsigned_argument(module_state *st, const char *name, PyObject *value, unsigned long long max,
                              unsigned long long *out) {
     if (PyBool_Check(value) || !PyLong_Check(value)) {
         char what[64];
         PyOS_snprintf(what, sizeof what, "an int in 0..%llu", max);
-        type_error(name, what, value);
+        type_error(st, name, what, value);
         return -1;
     }
-    int negative = PyObject_RichCompareBool(value, zero, Py_LT);
+    int negative = PyObject_RichCompareBool(value, st->zero, Py_LT);
     if (negative < 0) return -1;
     if (!negative) {
         unsigned long long n = PyLong_AsUnsignedLongLong(value);
@@ -256,14 +300,14 @@ static int unsigned_argument(const char *name, PyObject *value, unsigned long lo
             return 0;
         }
     }
-    PyErr_Format(negative ? core.parameter_error : core.parameter_overflow_error,
+    PyErr_Format(negative ? st->parameter_error : st->parameter_overflow_error,
                  "%s must be in 0..%llu, got %S", name, max, value);
     return -1;
 }
 
 /* The tree-hashing arguments (*args*: fanout .. last_node, NULL where not given) into *tree*,
  * from the sequential defaults. */
-static int tree_arguments(PyObject *const *args, argonishche_blake2b_tree *tree) {
+static int tree_arguments(module_state *st, PyObject *const *args, argonishche_blake2b_tree *tree) {
     static const struct {
         int arg;
         long lo, hi;
@@ -276,15 +320,15 @@ static int tree_arguments(PyObject *const *args, argonishche_blake2b_tree *tree)
 #define TREE_ARG(arg) args[(arg) - ARG_FANOUT]
     for (int i = 0; i < 4; i++) {
         PyObject *value = TREE_ARG(bytes[i].arg);
-        if (value != NULL && int_argument(keyword_names[bytes[i].arg], value, bytes[i].lo,
+        if (value != NULL && int_argument(st, keyword_names[bytes[i].arg], value, bytes[i].lo,
                                           bytes[i].hi, &values[i]) < 0)
             return -1;
     }
     if (TREE_ARG(ARG_LEAF_SIZE) != NULL &&
-        unsigned_argument("leaf_size", TREE_ARG(ARG_LEAF_SIZE), 0xFFFFFFFFULL, &leaf_size) < 0)
+        unsigned_argument(st, "leaf_size", TREE_ARG(ARG_LEAF_SIZE), 0xFFFFFFFFULL, &leaf_size) < 0)
         return -1;
     if (TREE_ARG(ARG_NODE_OFFSET) != NULL &&
-        unsigned_argument("node_offset", TREE_ARG(ARG_NODE_OFFSET), ~0ULL, &node_offset) < 0)
+        unsigned_argument(st, "node_offset", TREE_ARG(ARG_NODE_OFFSET), ~0ULL, &node_offset) < 0)
         return -1;
     if (TREE_ARG(ARG_LAST_NODE) != NULL) { /* any object, by its truth value, as hashlib's */
         last_node = PyObject_IsTrue(TREE_ARG(ARG_LAST_NODE));
@@ -323,13 +367,13 @@ static int hash_buffer(Blake2bObject *self, const Py_buffer *view, int shared) {
     size_t len = (size_t)view->len;
     if (len < GIL_MINSIZE) {
         enter(self);
-        core.update(&self->state, data, len);
+        self->owner->core.update(&self->state, data, len);
         leave(self);
         return 0;
     }
     if (!shared) {
         Py_BEGIN_ALLOW_THREADS
-        core.update(&self->state, data, len);
+        self->owner->core.update(&self->state, data, len);
         Py_END_ALLOW_THREADS
         return 0;
     }
@@ -342,7 +386,7 @@ static int hash_buffer(Blake2bObject *self, const Py_buffer *view, int shared) {
     }
     Py_BEGIN_ALLOW_THREADS
     PyThread_acquire_lock(self->lock, WAIT_LOCK);
-    core.update(&self->state, data, len);
+    self->owner->core.update(&self->state, data, len);
     PyThread_release_lock(self->lock);
     Py_END_ALLOW_THREADS
     return 0;
@@ -351,9 +395,9 @@ static int hash_buffer(Blake2bObject *self, const Py_buffer *view, int shared) {
 /* A new object whose state the caller fills in: for the type itself without tp_alloc's
  * zeroing of the whole object (the state is written at once), for a subclass with its tp_alloc
  * (which may add a __dict__ and more). */
-static Blake2bObject *new_object(PyTypeObject *type) {
+static Blake2bObject *new_object(module_state *st, PyTypeObject *type) {
     Blake2bObject *self;
-    if (type == blake2b_type) {
+    if (type == st->type) {
         self = PyObject_Malloc(sizeof(Blake2bObject));
         if (self == NULL) return (Blake2bObject *)PyErr_NoMemory();
         PyObject_Init((PyObject *)self, type); /* a heap type: takes a reference to it */
@@ -365,17 +409,18 @@ static Blake2bObject *new_object(PyTypeObject *type) {
     self->lock = NULL;
     self->pending = NULL;
     self->keyed = 0;
+    self->owner = st;
     return self;
 }
 
 /* The index of keyword *name* (an interned one first by identity), or -1 (an error set if the
  * comparison failed). */
-static int keyword_index(PyObject *name) {
+static int keyword_index(module_state *st, PyObject *name) {
     for (int i = 0; i < N_ARGS; i++)
-        if (name == keywords[i]) return i;
+        if (name == st->keywords[i]) return i;
     if (!PyUnicode_Check(name)) return -1;
     for (int i = 0; i < N_ARGS; i++) {
-        int equal = PyUnicode_Compare(name, keywords[i]);
+        int equal = PyUnicode_Compare(name, st->keywords[i]);
         if (equal == -1 && PyErr_Occurred()) return -1;
         if (equal == 0) return i;
     }
@@ -399,7 +444,8 @@ static PyObject *blake2b_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
     argonishche_blake2b_tree tree;
     int has_tree = 0;
 
-    if (!connected()) return NULL;
+    module_state *st = state_of_type(type);
+    if (st == NULL || !connected(st)) return NULL;
     Py_ssize_t nargs = PyTuple_Size(args);
     if (nargs > 1) {
         PyErr_Format(PyExc_TypeError, "blake2b() takes at most 1 positional argument (%zd given)",
@@ -411,7 +457,7 @@ static PyObject *blake2b_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
         Py_ssize_t pos = 0;
         PyObject *name, *value;
         while (PyDict_Next(kwargs, &pos, &name, &value)) {
-            int index = keyword_index(name);
+            int index = keyword_index(st, name);
             switch (index) {
             case -1:
                 if (!PyErr_Occurred())
@@ -441,19 +487,19 @@ static PyObject *blake2b_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
             }
         }
     }
-    if (digest_size != NULL && int_argument("digest_size", digest_size, 1, 64, &size) < 0)
+    if (digest_size != NULL && int_argument(st, "digest_size", digest_size, 1, 64, &size) < 0)
         return NULL;
-    if (has_tree && tree_arguments(tree_given, &tree) < 0) return NULL;
+    if (has_tree && tree_arguments(st, tree_given, &tree) < 0) return NULL;
     /* usedforsecurity: accepted and unused, as hashlib's builtin blake2b does (its truth value
      * is taken, so an object whose __bool__ fails fails here too). */
     if (usedforsecurity != NULL && PyObject_IsTrue(usedforsecurity) < 0) return NULL;
     if (backend != NULL && backend != Py_None) {
         PyObject *table_object;
-        table = resolve(backend, &table_object);
+        table = resolve(st, backend, &table_object);
         if (table == NULL) return NULL;
         Py_DECREF(table_object); /* a backend's table lives as long as the process */
     } else {
-        table = selected_table();
+        table = selected_table(st);
         if (table == NULL) return NULL;
     }
 
@@ -462,25 +508,25 @@ static PyObject *blake2b_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
         views[i].buf = NULL;
         views[i].len = 0;
     }
-    if ((key != NULL && byte_argument("key", key, 64, &views[0]) < 0) ||
-        (salt != NULL && byte_argument("salt", salt, 16, &views[1]) < 0) ||
-        (person != NULL && byte_argument("person", person, 16, &views[2]) < 0) ||
+    if ((key != NULL && byte_argument(st, "key", key, 64, &views[0]) < 0) ||
+        (salt != NULL && byte_argument(st, "salt", salt, 16, &views[1]) < 0) ||
+        (person != NULL && byte_argument(st, "person", person, 16, &views[2]) < 0) ||
         (data != NULL && data_buffer(data, &views[3]) < 0)) {
         release_all(views, 4);
         return NULL;
     }
-    Blake2bObject *self = new_object(type);
+    Blake2bObject *self = new_object(st, type);
     if (self == NULL) {
         release_all(views, 4);
         return NULL;
     }
     self->keyed = views[0].len > 0;
-    if (core.init(&self->state, table, (size_t)size, views[0].buf, (size_t)views[0].len,
+    if (st->core.init(&self->state, table, (size_t)size, views[0].buf, (size_t)views[0].len,
                   views[1].buf, (size_t)views[1].len, views[2].buf, (size_t)views[2].len,
                   has_tree ? &tree : NULL) != ARGONISHCHE_OK) {
         release_all(views, 4);
         Py_DECREF(self);
-        PyErr_SetString(core.parameter_error, "the C driver refused the BLAKE2b parameters");
+        PyErr_SetString(st->parameter_error, "the C driver refused the BLAKE2b parameters");
         return NULL;
     }
     release_all(views, 3);
@@ -492,7 +538,7 @@ static PyObject *blake2b_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
      * parameters: the pickle would lose them). */
     if (views[0].len == 0 && views[1].len == 0 && views[2].len == 0 && !has_tree &&
         (backend == NULL || backend == Py_None) && (data == NULL || PyBytes_CheckExact(data))) {
-        self->pending = data != NULL ? data : empty_bytes;
+        self->pending = data != NULL ? data : st->empty_bytes;
         Py_INCREF(self->pending);
     }
     return (PyObject *)self;
@@ -500,10 +546,11 @@ static PyObject *blake2b_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
 
 static void blake2b_dealloc(Blake2bObject *self) {
     PyTypeObject *type = Py_TYPE((PyObject *)self);
-    if (self->keyed) core.wipe(&self->state, sizeof self->state);
+    /* The owner's state is alive: the object still holds its type (released last). */
+    if (self->keyed) self->owner->core.wipe(&self->state, sizeof self->state);
     if (self->lock != NULL) PyThread_free_lock(self->lock);
     Py_XDECREF(self->pending);
-    if (type == blake2b_type) {
+    if (type == self->owner->type) { /* new_object's PyObject_Malloc */
         PyObject_Free(self);
     } else {
         freefunc free_object = (freefunc)PyType_GetSlot(type, Py_tp_free);
@@ -528,7 +575,7 @@ static PyObject *blake2b_update(Blake2bObject *self, PyObject *data) {
 
 static size_t final(Blake2bObject *self, uint8_t out[64]) {
     enter(self);
-    core.final(&self->state, out);
+    self->owner->core.final(&self->state, out);
     leave(self);
     return self->state.digest_size;
 }
@@ -561,7 +608,7 @@ static PyObject *blake2b_hexdigest(Blake2bObject *self, PyObject *unused) {
 PyDoc_STRVAR(copy_doc, "copy($self, /)\n--\n\nAn independent object with the same state.");
 
 static PyObject *blake2b_copy(Blake2bObject *self, PyObject *unused) {
-    Blake2bObject *clone = new_object(Py_TYPE((PyObject *)self));
+    Blake2bObject *clone = new_object(self->owner, Py_TYPE((PyObject *)self));
     (void)unused;
     if (clone == NULL) return NULL;
     enter(self); /* no update half done in the state copied */
@@ -657,8 +704,9 @@ PyDoc_STRVAR(connect_doc,
              "resolver(backend) -> (table, address); the three exception classes.");
 
 static PyObject *connect(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    module_state *st = PyModule_GetState(module);
     void *functions[4];
-    (void)module;
+    if (st == NULL) return NULL;
     if (nargs != 6) {
         PyErr_SetString(PyExc_TypeError, "connect() takes 6 arguments");
         return NULL;
@@ -675,22 +723,23 @@ static PyObject *connect(PyObject *module, PyObject *const *args, Py_ssize_t nar
             return NULL;
         }
     }
-    /* Again when argonishche._blake2 is imported anew (the C globals outlive the module). */
-    PyObject *old[8] = {core.registry_dict, core.resolver, core.parameter_error,
-                        core.parameter_type_error, core.parameter_overflow_error,
-                        core.cached_registry, core.cached_registry_dict, core.cached_table};
-    core.registry_dict = Py_NewRef(args[1]);
-    core.resolver = Py_NewRef(args[2]);
-    core.parameter_error = Py_NewRef(args[3]);
-    core.parameter_type_error = Py_NewRef(args[4]);
-    core.parameter_overflow_error = Py_NewRef(args[5]);
-    core.cached_registry = core.cached_registry_dict = core.cached_table = NULL;
-    core.cached_address = NULL;
+    /* Again when argonishche._blake2 is imported anew in this interpreter (this module, kept
+     * in sys.modules, outlives it): the new registry module and classes replace the old. */
+    PyObject *old[8] = {st->registry_dict, st->resolver, st->parameter_error,
+                        st->parameter_type_error, st->parameter_overflow_error,
+                        st->cached_registry, st->cached_registry_dict, st->cached_table};
+    st->registry_dict = Py_NewRef(args[1]);
+    st->resolver = Py_NewRef(args[2]);
+    st->parameter_error = Py_NewRef(args[3]);
+    st->parameter_type_error = Py_NewRef(args[4]);
+    st->parameter_overflow_error = Py_NewRef(args[5]);
+    st->cached_registry = st->cached_registry_dict = st->cached_table = NULL;
+    st->cached_address = NULL;
     for (int i = 0; i < 8; i++) Py_XDECREF(old[i]);
-    core.update = (update_fn)functions[1];
-    core.final = (final_fn)functions[2];
-    core.wipe = (wipe_fn)functions[3];
-    core.init = (init_fn)functions[0]; /* last: connected() tests it */
+    st->core.update = (update_fn)functions[1];
+    st->core.final = (final_fn)functions[2];
+    st->core.wipe = (wipe_fn)functions[3];
+    st->core.init = (init_fn)functions[0]; /* last: connected() tests it */
     Py_RETURN_NONE;
 }
 
@@ -699,10 +748,10 @@ PyDoc_STRVAR(selected_address_doc,
              "The address of the kernel table the next blake2b() without backend= uses.");
 
 static PyObject *selected_table_address(PyObject *module, PyObject *unused) {
-    (void)module;
+    module_state *st = PyModule_GetState(module);
     (void)unused;
-    if (!connected()) return NULL;
-    const void *table = selected_table();
+    if (st == NULL || !connected(st)) return NULL;
+    const void *table = selected_table(st);
     return table == NULL ? NULL : PyLong_FromVoidPtr((void *)table);
 }
 
@@ -713,7 +762,7 @@ static PyMethodDef module_methods[] = {
 };
 
 static int intern(PyObject **where, const char *text) {
-    if (*where == NULL) *where = PyUnicode_InternFromString(text);
+    *where = PyUnicode_InternFromString(text);
     return *where == NULL ? -1 : 0;
 }
 
@@ -726,29 +775,25 @@ static int set_type_attribute(PyObject *type, const char *name, PyObject *value)
     return status;
 }
 
-/* Multi-phase initialisation (PyModule_Create2 is not in the stable ABI's symbol list that
- * tests/test_packaging.py checks).  The C state above is per process: the module runs in the
- * first interpreter that imports it only (3.11's limited API cannot declare that in a slot). */
+/* Run in every interpreter that imports the module, each time with a new module and a zeroed
+ * state (m_clear/m_free release what a failed run left). */
 static int module_exec(PyObject *module) {
-    static PyInterpreterState *first;
-    PyInterpreterState *interpreter = PyInterpreterState_Get();
-    if (first != NULL && interpreter != first) {
-        PyErr_SetString(PyExc_ImportError,
-                        "argonishche._blake2b_type runs in one interpreter per process");
-        return -1;
-    }
-    first = interpreter;
-    if (intern(&s_instance, "_instance") < 0 || intern(&s_tables, "tables") < 0 ||
-        intern(&s_blake2b, "blake2b") < 0)
+    module_state *st = PyModule_GetState(module);
+    if (st == NULL) return -1;
+    if (intern(&st->s_instance, "_instance") < 0 || intern(&st->s_tables, "tables") < 0 ||
+        intern(&st->s_blake2b, "blake2b") < 0)
         return -1;
     for (int i = 0; i < N_ARGS; i++)
-        if (intern(&keywords[i], keyword_names[i]) < 0) return -1;
-    if (empty_bytes == NULL) empty_bytes = PyBytes_FromStringAndSize("", 0);
-    if (empty_bytes == NULL) return -1;
-    if (zero == NULL) zero = PyLong_FromLong(0);
-    if (zero == NULL) return -1;
-    PyObject *type = PyType_FromSpec(&blake2b_spec);
+        if (intern(&st->keywords[i], keyword_names[i]) < 0) return -1;
+    st->empty_bytes = PyBytes_FromStringAndSize("", 0);
+    if (st->empty_bytes == NULL) return -1;
+    st->zero = PyLong_FromLong(0);
+    if (st->zero == NULL) return -1;
+    /* The type holds the module (PyType_GetModule), the state holds the type: a cycle that
+     * m_traverse shows the collector. */
+    PyObject *type = PyType_FromModuleAndSpec(module, &blake2b_spec, NULL);
     if (type == NULL) return -1;
+    st->type = (PyTypeObject *)type; /* the reference from PyType_FromModuleAndSpec */
     /* hashlib.blake2b's class attributes (name and block_size too, as the Python class had).
      * The type is immutable, as hashlib's (its setattr refuses), so they go into its dict
      * through the generic setattr (a type's dict is at its tp_dictoffset), before anything
@@ -762,34 +807,95 @@ static int module_exec(PyObject *module) {
         PyObject *value = PyLong_FromLong(constants[i].value);
         if (value == NULL || set_type_attribute(type, constants[i].name, value) < 0) {
             Py_XDECREF(value);
-            goto error;
+            return -1;
         }
         Py_DECREF(value);
     }
-    if (set_type_attribute(type, "name", s_blake2b) < 0) goto error;
+    if (set_type_attribute(type, "name", st->s_blake2b) < 0) return -1;
     PyType_Modified((PyTypeObject *)type);
-    if (PyModule_AddObjectRef(module, "blake2b", type) < 0) goto error;
-    /* The newest module's type, for new_object() and dealloc's fast paths (objects of an
-     * older one, from a module imported anew, use their type's tp_alloc and tp_free).  The
-     * reference from PyType_FromSpec is kept for the process: blake2b_type never dangles. */
-    blake2b_type = (PyTypeObject *)type;
-    return 0;
-error:
-    Py_DECREF(type);
-    return -1;
+    return PyModule_AddObjectRef(module, "blake2b", type);
 }
 
+static int module_traverse(PyObject *module, visitproc visit, void *arg) {
+    module_state *st = PyModule_GetState(module);
+    if (st == NULL) return 0;
+    Py_VISIT(st->type);
+    Py_VISIT(st->registry_dict);
+    Py_VISIT(st->resolver);
+    Py_VISIT(st->parameter_error);
+    Py_VISIT(st->parameter_type_error);
+    Py_VISIT(st->parameter_overflow_error);
+    Py_VISIT(st->cached_registry);
+    Py_VISIT(st->cached_registry_dict);
+    Py_VISIT(st->cached_table);
+    return 0;
+}
+
+/* The objects; of the core's functions init only, so that a construction after this is "not
+ * connected" (the type outliving its module's objects) and never follows a NULL: an object
+ * that outlives this still updates, digests and is wiped (its type holds the module, and so
+ * the state's memory). */
+static int module_clear(PyObject *module) {
+    module_state *st = PyModule_GetState(module);
+    if (st == NULL) return 0;
+    st->core.init = NULL;
+    Py_CLEAR(st->type);
+    Py_CLEAR(st->registry_dict);
+    Py_CLEAR(st->resolver);
+    Py_CLEAR(st->parameter_error);
+    Py_CLEAR(st->parameter_type_error);
+    Py_CLEAR(st->parameter_overflow_error);
+    Py_CLEAR(st->cached_registry);
+    Py_CLEAR(st->cached_registry_dict);
+    Py_CLEAR(st->cached_table);
+    Py_CLEAR(st->s_instance);
+    Py_CLEAR(st->s_tables);
+    Py_CLEAR(st->s_blake2b);
+    Py_CLEAR(st->empty_bytes);
+    Py_CLEAR(st->zero);
+    for (int i = 0; i < N_ARGS; i++) Py_CLEAR(st->keywords[i]);
+    return 0;
+}
+
+static void module_free(void *module) {
+    module_clear((PyObject *)module);
+}
+
+/* Py_mod_multiple_interpreters (3.12's stable ABI, absent from 3.11's headers): the module
+ * keeps nothing per process, so it supports an interpreter with its own GIL.  The value is
+ * part of 3.12's stable ABI; 3.11 refuses a slot it does not know, so PyInit picks the
+ * definition with it only where the running CPython has it (Py_Version). */
+#ifndef Py_mod_multiple_interpreters
+#define Py_mod_multiple_interpreters 3
+#define Py_MOD_PER_INTERPRETER_GIL_SUPPORTED ((void *)2)
+#endif
+
 static PyModuleDef_Slot module_slots[] = {
+    {Py_mod_exec, (void *)module_exec},
+    {Py_mod_multiple_interpreters, Py_MOD_PER_INTERPRETER_GIL_SUPPORTED},
+    {0, NULL},
+};
+
+static PyModuleDef_Slot module_slots_311[] = {
     {Py_mod_exec, (void *)module_exec},
     {0, NULL},
 };
 
-static struct PyModuleDef module_def = {
-    PyModuleDef_HEAD_INIT, "argonishche._blake2b_type",
-    "The blake2b type in C (argonishche.blake2b); connected to the core by argonishche._blake2.",
-    0, module_methods, module_slots, NULL, NULL, NULL,
+PyDoc_STRVAR(module_doc, "The blake2b type in C (argonishche.blake2b); connected to the core "
+                         "by argonishche._blake2.");
+
+static PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "argonishche._blake2b_type", module_doc, sizeof(module_state),
+    module_methods, module_slots, module_traverse, module_clear, module_free,
 };
 
+static PyModuleDef module_def_311 = {
+    PyModuleDef_HEAD_INIT, "argonishche._blake2b_type", module_doc, sizeof(module_state),
+    module_methods, module_slots_311, module_traverse, module_clear, module_free,
+};
+
+/* Multi-phase initialisation (PEP 489): what PyInit returns is only the definition; each
+ * interpreter's import makes its own module and runs module_exec on it. */
 PyMODINIT_FUNC PyInit__blake2b_type(void) {
-    return PyModuleDef_Init(&module_def);
+    return PyModuleDef_Init(Py_Version >= 0x030C0000 ? &module_def : &module_def_311);
 }
