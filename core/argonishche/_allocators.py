@@ -8,8 +8,9 @@ VM with glibc 2.36 in November 2026).
 
 - ``system``: allocate and free in C for every hash, exactly like the reference implementation.
 - ``arena`` (the default): each thread's memory is kept between its hashes, grown to the largest
-  hash seen, faulted in by the first hash's lane threads in parallel, and from 2 MiB up advised for transparent huge pages (rounded up to
-  whole 2 MiB pages: a 32 MiB hash's random references then stay within the TLB); a hash above
+  hash seen, faulted in by the first hash's lane threads in parallel, and from 2 MiB up advised
+  for transparent huge pages (rounded up to whole 2 MiB pages: a 32 MiB hash's random
+  references then stay within the TLB); a hash above
   ``ARGONISHCHE_ARENA_MAX_MIB`` (default 1024) gets a fresh mapping of its own, advised for huge
   pages, faulted in and wiped by the lane threads in parallel (each its own lanes) and unmapped
   after it, and after a hash the thread keeps at most ``ARGONISHCHE_ARENA_RETAIN_MIB``
