@@ -8,8 +8,9 @@ VM with glibc 2.36 in November 2026).
 
 - ``system``: allocate and free in C for every hash, exactly like the reference implementation.
 - ``arena`` (the default): each thread's memory is kept between its hashes, grown to the largest
-  hash seen, pre-faulted, and from 2 MiB up advised for transparent huge pages (rounded up to
-  whole 2 MiB pages: a 32 MiB hash's random references then stay within the TLB); a hash above
+  hash seen, faulted in by the first hash's lane threads in parallel, and from 2 MiB up advised
+  for transparent huge pages (rounded up to whole 2 MiB pages: a 32 MiB hash's random
+  references then stay within the TLB); a hash above
   ``ARGONISHCHE_ARENA_MAX_MIB`` (default 1024) gets a fresh mapping of its own, advised for huge
   pages, faulted in and wiped by the lane threads in parallel (each its own lanes) and unmapped
   after it, and after a hash the thread keeps at most ``ARGONISHCHE_ARENA_RETAIN_MIB``
@@ -30,6 +31,12 @@ and given back inside the one C call that hashes, with the GIL released, so no P
 A wipe callback needs memory Python can see: with one, :meth:`acquire` lends a fresh mapping
 for that hash instead.  Every mapping is marked MADV_DONTDUMP where available: work memory holds
 password-derived data and has no business in a core dump.
+
+Memory is faulted in ahead of a hash in steps of at most one 2 MiB page per system call
+(``ARGONISHCHE_POPULATE_STEP`` in ``core/csrc/platform.h``), never with ``MAP_POPULATE`` or one
+``MADV_POPULATE_WRITE`` for a whole mapping: populating holds the process's memory-map lock, and
+every other thread's mmap, munmap and mprotect (an event loop starting an executor thread, whose
+stack is a mapping) waited for the whole 64 MiB, 5 ms to over a second (issue 24).
 """
 
 from __future__ import annotations
@@ -53,10 +60,11 @@ MIB = 1024 * 1024
 
 
 def _map(size: int, *, populate: bool, huge: bool = False) -> mmap.mmap:
-    """An anonymous private mapping of *size* bytes (page aligned, so 64-byte aligned)."""
+    """An anonymous private mapping of *size* bytes (page aligned, so 64-byte aligned);
+    *populate*: faulted in now, not during the hash, in bounded steps and without the GIL (not
+    MAP_POPULATE, which holds the process's memory-map lock for the whole mapping: every other
+    thread's mmap, a thread start's say, waited for all of it)."""
     flags = getattr(mmap, "MAP_PRIVATE", 0) | getattr(mmap, "MAP_ANONYMOUS", 0)
-    if populate and hasattr(mmap, "MAP_POPULATE"):
-        flags |= mmap.MAP_POPULATE  # fault every page in now, not during the hash
     try:
         mapping = mmap.mmap(-1, size, flags=flags) if flags else mmap.mmap(-1, size)
     except OSError as exc:
@@ -68,6 +76,10 @@ def _map(size: int, *, populate: bool, huge: bool = False) -> mmap.mmap:
                 mapping.madvise(getattr(mmap, advice))
             except OSError:
                 pass  # advice only: a kernel without it still gives working memory
+    if populate:
+        view = ffi.from_buffer(mapping)
+        lib.argonishche_prefault(view, size)
+        ffi.release(view)  # the mapping cannot be closed while a view exports it
     return mapping
 
 

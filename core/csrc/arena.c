@@ -79,15 +79,15 @@ static int wants_huge_pages(size_t size, int flags) {
 }
 
 /* A mapping of `size` bytes for an arena with `flags`, or NULL with *status and *os_error set;
- * pre-faulted unless `fault_on_use`. */
+ * pre-faulted unless `fault_on_use`, in bounded steps (argonishche_pages_prefault): never with
+ * MAP_POPULATE, which faults the whole mapping in under the memory-map lock, so that every
+ * other thread's mmap (an event loop starting a thread, say) waited for all of it. */
 static void *map_pages(size_t size, int flags, int fault_on_use, int *status, int *os_error) {
     /* Without huge pages (Windows) the advice is dropped: an ordinary mapping. */
     int huge = ARGONISHCHE_HAVE_HUGE_PAGES && wants_huge_pages(size, flags);
     /* Only 2 MiB-aligned ranges can be huge pages: map one more and cut the edges off. */
     size_t span = huge ? size + huge_page : size;
-    /* Small pages are faulted in by the mapping itself; huge-page advice can only be given once
-     * the mapping exists, so those are faulted in after it (argonishche_pages_prefault). */
-    uint8_t *raw = argonishche_pages_map(span, !huge && !fault_on_use, os_error);
+    uint8_t *raw = argonishche_pages_map(span, 0, os_error);
     if (raw == NULL) {
         *status = ARGONISHCHE_ERR_NO_MEMORY;
         return NULL;
@@ -106,7 +106,9 @@ static void *map_pages(size_t size, int flags, int fault_on_use, int *status, in
 #ifdef MADV_HUGEPAGE
     if (huge) madvise(memory, size, MADV_HUGEPAGE);
 #endif
-    if (huge && !fault_on_use) argonishche_pages_prefault(memory, size);
+    /* After the advice (huge pages are taken on fault), before mlock (which would otherwise
+     * fault it all in at once, holding the lock). */
+    if (!fault_on_use) argonishche_pages_prefault(memory, size);
     int lock_error;
     if ((flags & ARGONISHCHE_ARENA_LOCKED) &&
         (lock_error = argonishche_pages_lock(memory, size)) != 0) {
@@ -117,10 +119,37 @@ static void *map_pages(size_t size, int flags, int fault_on_use, int *status, in
     return memory;
 }
 
-/* An arena slot's mapping: pre-faulted, except the hugepages allocator's (first use). */
+/* An arena slot's mapping.  Pre-faulted here only when locked (mlock would fault it in at
+ * once); otherwise faulted in by the first hash's lane threads, in parallel, each its own lanes
+ * (the arena's), or on use (the hugepages allocator's: one fault per 2 MiB page). */
 static void *map(size_t size, int flags, int *status, int *os_error) {
-    return map_pages(size, flags, (flags & ARGONISHCHE_ARENA_HUGE_PAGES) != 0, status, os_error);
+    return map_pages(size, flags, !(flags & ARGONISHCHE_ARENA_LOCKED), status, os_error);
 }
+
+/* ---- statistics for tests ---------------------------------------------------------------- */
+
+#ifndef _WIN32 /* only the POSIX prefault makes populate calls (Windows touches each page) */
+static size_t largest_populate; /* bytes, the most one populate call covered */
+
+void argonishche_note_populate(size_t bytes) {
+    size_t seen = __atomic_load_n(&largest_populate, __ATOMIC_RELAXED);
+    while (bytes > seen && !__atomic_compare_exchange_n(&largest_populate, &seen, bytes, 1,
+                                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+}
+#endif
+
+size_t argonishche_largest_populate(int reset) {
+#ifdef _WIN32
+    (void)reset;
+    return 0;
+#else
+    if (reset) return __atomic_exchange_n(&largest_populate, 0, __ATOMIC_RELAXED);
+    return __atomic_load_n(&largest_populate, __ATOMIC_RELAXED);
+#endif
+}
+
+void argonishche_prefault(void *memory, size_t size) { argonishche_pages_prefault(memory, size); }
 
 static void unmap(void *memory, size_t size, int wipe) {
     if (memory == NULL) return;
@@ -246,8 +275,10 @@ static void give_back(slot *s, size_t retain, int dirty) {
 }
 
 /* Makes the busy slot's mapping at least `needed` bytes (no lock needed: the slot is ours);
- * `kept`: it will stay mapped after the hash (see wants_huge_pages). */
-static int grow(slot *s, size_t needed, int kept, int *os_error) {
+ * `kept`: it will stay mapped after the hash (see wants_huge_pages).  *fresh: a new mapping,
+ * not faulted in yet (except locked memory). */
+static int grow(slot *s, size_t needed, int kept, int *fresh, int *os_error) {
+    *fresh = 0;
     if (s->size >= needed) return ARGONISHCHE_OK;
     int status = ARGONISHCHE_OK;
     int flags = s->arena->flags | (kept ? KEPT : 0);
@@ -258,7 +289,7 @@ static int grow(slot *s, size_t needed, int kept, int *os_error) {
     unmap(old, old_size, s->dirty);
     s->dirty = 0;
     s->memory = map(size, flags, &status, os_error);
-    if (s->memory != NULL) s->size = size;
+    if (s->memory != NULL) s->size = size, *fresh = 1;
     return status;
 }
 
@@ -288,10 +319,17 @@ int argonishche_arena_argon2_hash(argonishche_arena *a, const void *argon2_kerne
     }
     slot *s = take_slot(a);
     if (s == NULL) return ARGONISHCHE_ERR_NO_MEMORY;
-    int status = grow(s, needed, mapping_size(needed, a->flags | KEPT) <= retain_bytes, os_error);
+    int fresh;
+    int status = grow(s, needed, mapping_size(needed, a->flags | KEPT) <= retain_bytes, &fresh,
+                      os_error);
     if (status == ARGONISHCHE_OK) {
         r->memory = s->memory, r->memory_len = s->size;
-        status = argonishche_argon2_hash(argon2_kernels, blake2b_kernels, r);
+        /* A fresh arena mapping is faulted in by the lane threads, in parallel (the hugepages
+         * allocator's on use, and locked memory was by mlock). */
+        int prefault =
+            fresh && !(a->flags & (ARGONISHCHE_ARENA_HUGE_PAGES | ARGONISHCHE_ARENA_LOCKED));
+        status = prefault ? argonishche_argon2_hash_prefault(argon2_kernels, blake2b_kernels, r)
+                          : argonishche_argon2_hash(argon2_kernels, blake2b_kernels, r);
         r->memory = NULL, r->memory_len = 0;
     }
     give_back(s, retain_bytes, !r->wipe_memory);

@@ -255,22 +255,43 @@ static inline void *argonishche_pages_map(size_t size, int populate, int *os_err
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14; older C libraries lack the name */
 #endif
 
+/* The most bytes one MADV_POPULATE_WRITE covers.  Populating holds the process's memory-map
+ * lock (for reading) until the call returns, and meanwhile every other thread's mmap, munmap and
+ * mprotect waits: a thread start (its stack), malloc's large blocks, and, once such a writer
+ * queues, the page faults that need the lock.  64 MiB in one call held it for 5 ms to over 1 s
+ * (huge pages compacted on fault, or memory the hypervisor had taken back), so an event loop
+ * that started a thread meanwhile stalled that long.  One step is at most one 2 MiB page and
+ * ends on a 2 MiB boundary: a writer waits for one page, never for a whole mapping. */
+#define ARGONISHCHE_POPULATE_STEP ((size_t)2 << 20)
+
+/* Statistics for tests (arena.c): a populate call of `bytes` was made. */
+void argonishche_note_populate(size_t bytes);
+
 /* Faults in every page of [memory, memory + size) (any alignment) without changing its
- * contents, so it may run on memory part of which already holds data.  One madvise where the
- * kernel has MADV_POPULATE_WRITE (5.14+: it takes huge pages where advised, and is far cheaper
- * than a fault per page); else a read-write of one byte per page.  Only the thread that owns the
- * range may be writing it meanwhile. */
+ * contents, so it may run on memory part of which already holds data.  MADV_POPULATE_WRITE in
+ * steps of ARGONISHCHE_POPULATE_STEP where the kernel has it (5.14+: it takes huge pages where
+ * advised, and is far cheaper than a fault per page); else a read-write of one byte per page
+ * (each fault holds the lock for one page).  Only the thread that owns the range may be
+ * writing it meanwhile. */
 static inline void argonishche_pages_prefault(void *memory, size_t size) {
     if (size == 0) return;
     size_t page = argonishche_page_size();
-    uintptr_t start = (uintptr_t)memory & ~(uintptr_t)(page - 1);
+    uintptr_t start = (uintptr_t)memory & ~(uintptr_t)(page - 1), end = (uintptr_t)memory + size;
 #ifdef MADV_POPULATE_WRITE
-    if (madvise((void *)start, (uintptr_t)memory + size - start, MADV_POPULATE_WRITE) == 0)
-        return;
+    uintptr_t at = start;
+    while (at < end) {
+        uintptr_t step = ARGONISHCHE_POPULATE_STEP, next = (at + step) & ~(uintptr_t)(step - 1);
+        if (next > end) next = end;
+        if (madvise((void *)at, next - at, MADV_POPULATE_WRITE) != 0) break;
+        argonishche_note_populate(next - at);
+        at = next;
+    }
+    if (at >= end) return;
+    start = at; /* an older kernel: touch what is left */
 #endif
     volatile uint8_t *p = memory;
-    for (uintptr_t at = start; at < (uintptr_t)memory + size; at += page) {
-        size_t offset = at < (uintptr_t)memory ? 0 : (size_t)(at - (uintptr_t)memory);
+    for (uintptr_t at_page = start; at_page < end; at_page += page) {
+        size_t offset = at_page < (uintptr_t)memory ? 0 : (size_t)(at_page - (uintptr_t)memory);
         p[offset] = p[offset];
     }
 }

@@ -1,0 +1,110 @@
+"""No process-wide stalls (issue 24, item 6), checked without timing.
+
+Faulting memory in holds the process's memory-map lock until the system call returns, and every
+other thread's mmap, munmap and mprotect waits meanwhile (an event loop starting an executor
+thread maps its stack).  One MADV_POPULATE_WRITE, or MAP_POPULATE, for a whole 64 MiB mapping
+held it for 5 ms to over a second; so no populate call may cover more than one 2 MiB step,
+whatever the allocator or path.  tests/bench_async_stall.py measures the stalls themselves."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import threading
+
+import pytest
+
+import argonishche
+from argonishche import _allocators, argon2_hash
+from argonishche._core import lib
+
+from support import FakeEntryPoint, PASSWORD, SALT, allocator_plugin, make_registry, needed
+
+STEP = 2 * 1024 * 1024
+COSTS = dict(time_cost=1, memory_cost=16384, parallelism=4)  # 16 MiB: 8 steps at least
+
+
+def on_a_new_thread(**kwargs: object) -> None:
+    """A hash on a thread of its own: a fresh arena slot, so its memory is mapped anew."""
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            argon2_hash(PASSWORD, SALT, **COSTS, **kwargs)
+        except BaseException as exc:  # noqa: BLE001 - re-raised on the test's thread
+            errors.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join(timeout=120)
+    assert not thread.is_alive() and not errors, errors
+
+
+def largest_populate_after(**kwargs: object) -> int:
+    lib.argonishche_largest_populate(1)
+    on_a_new_thread(**kwargs)
+    return int(lib.argonishche_largest_populate(0))
+
+
+@pytest.mark.parametrize("path", ["arena", "hugepages", "above-retain", "above-max", "wipe"])
+def test_no_populate_call_covers_more_than_one_step(install, path):
+    class Small(_allocators.ArenaAllocator):
+        name = "small-bounds"
+    if path in ("arena", "hugepages"):
+        kwargs: dict[str, object] = {"allocator": path}
+    elif path == "wipe":  # a wipe callback: a mapping Python sees, faulted in before the hash
+        kwargs = {"allocator": "arena", "wipe": lambda view: None}
+    else:
+        bounds = {"above-retain": dict(max_bytes=needed(65536), retain_bytes=needed(64)),
+                  "above-max": dict(max_bytes=needed(64))}[path]
+        install(make_registry(FakeEntryPoint("zz-small", allocator_plugin(Small(**bounds)))))
+        kwargs = {"allocator": "small-bounds"}
+    largest = largest_populate_after(**kwargs)
+    assert largest <= STEP, f"{path}: one populate call covered {largest} bytes"
+    if sys.platform.startswith("linux") and path != "hugepages":  # hugepages faults on use
+        assert largest > 0, f"{path}: nothing was faulted in ahead (or the counter is dead)"
+
+
+def test_locked_memory_is_faulted_in_in_steps_before_mlock(trimmed):
+    import resource
+    if resource.getrlimit(resource.RLIMIT_MEMLOCK)[0] < 64 * 1024 * 1024:
+        pytest.skip("RLIMIT_MEMLOCK below 64 MiB: cannot lock a 16 MiB arena here reliably")
+    largest = largest_populate_after(allocator="locked")
+    assert 0 < largest <= STEP
+    argonishche.trim_memory()
+
+
+TRACED = """
+import threading, argonishche
+def hash_once():
+    argonishche.argon2_hash(b"password", b"saltsalt", time_cost=1, memory_cost=65536,
+                            parallelism=4)
+thread = threading.Thread(target=hash_once); thread.start(); thread.join()
+argonishche.argon2_hash(b"password", b"saltsalt", time_cost=1, memory_cost=65536,
+                        parallelism=4, wipe=lambda view: None)
+print("hashed")
+"""
+
+
+def test_the_system_calls_populate_at_most_one_step_each(tmp_path):
+    """End to end, as the kernel sees it: under strace, no MADV_POPULATE_WRITE longer than a
+    step and no MAP_POPULATE mapping longer than a step (before the fix: one call of 64 MiB)."""
+    strace = shutil.which("strace")
+    if strace is None:
+        pytest.skip("no strace here to watch the system calls")
+    log = tmp_path / "trace"
+    result = subprocess.run([strace, "-f", "-qq", "-e", "trace=mmap,madvise", "-o", str(log),
+                             sys.executable, "-c", TRACED],
+                            capture_output=True, text=True, timeout=300)
+    if result.returncode != 0 and "ptrace" in result.stderr:
+        pytest.skip(f"strace cannot trace here: {result.stderr.strip()[:200]}")
+    assert result.returncode == 0 and "hashed" in result.stdout, result.stderr[-2000:]
+    trace = log.read_text()
+    populates = [int(n) for n in re.findall(r"madvise\(0x[0-9a-f]+, (\d+), MADV_POPULATE_WRITE",
+                                            trace)]
+    mapped = [int(n) for n in re.findall(r"mmap\(NULL, (\d+), [^)]*MAP_POPULATE", trace)]
+    assert populates, "the arena faulted nothing in ahead with MADV_POPULATE_WRITE"
+    assert max(populates) <= STEP, sorted(populates)[-5:]
+    assert not [size for size in mapped if size > STEP], mapped
