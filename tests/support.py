@@ -61,12 +61,15 @@ def usable_backend_names() -> list[str]:
 # ---- processes and memory -------------------------------------------------------------------
 
 
-def run_python(code: str, *args: str, timeout: float = 120,
+def run_python(code: str, *args: str, timeout: float = 120, settings: bool = True,
                **environ: str) -> subprocess.CompletedProcess:
     """Run *code* (dedented) with *args* in a fresh interpreter: this process's environment
-    without its allocator variables, plus *environ*."""
+    without its allocator variables (without any ``ARGONISHCHE_*`` variable if not
+    *settings*: a child that must start as the default does, whatever the tox env forces),
+    plus *environ*."""
     env = {k: v for k, v in os.environ.items()
-           if k not in ("ARGONISHCHE_ALLOCATOR", "ARGONISHCHE_ARENA_MAX_MIB")}
+           if k not in ("ARGONISHCHE_ALLOCATOR", "ARGONISHCHE_ARENA_MAX_MIB")
+           and (settings or not k.startswith("ARGONISHCHE_"))}
     env.update(environ)
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code), *args],
                           capture_output=True, text=True, timeout=timeout, env=env)

@@ -48,7 +48,10 @@ def plugin_on_path(directory, module: str, source: str, entry_name: str = "slowp
 
 
 def run(code: str, **environ: str):
-    result = run_python(PRELUDE + textwrap.dedent(code), timeout=TIMEOUT, **environ)
+    # Without the tox env's ARGONISHCHE_* (a forced built-in defers every plugin): the
+    # children here load plugins, as a default start-up does.
+    result = run_python(PRELUDE + textwrap.dedent(code), timeout=TIMEOUT, settings=False,
+                        **environ)
     assert result.returncode == 0, result.stderr[-3000:]
     return result
 
