@@ -297,7 +297,13 @@ def test_registry_starts_once_under_concurrent_first_use(monkeypatch):
         t.start()
     for t in threads:
         t.join()
-    assert len(seen) == 8 and all(r is seen[0] for r in seen)
+    # One registry is built.  A thread that asked while the builder ran plugin code (with
+    # plugins installed: tox -e plugins) got the provisional one of the built-ins instead of
+    # waiting (see argonishche._registry), itself made once per build.
+    final = _registry.get()
+    assert len(seen) == 8 and not final.provisional
+    assert all(r is final or r.provisional for r in seen)
+    assert len({id(r) for r in seen if r.provisional}) <= 1
 
 
 def test_backend_descriptor_validates_its_fields():
