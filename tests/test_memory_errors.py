@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -140,8 +141,18 @@ from django.contrib.auth.hashers import check_password, get_hasher
 """
 
 
-@pytest.mark.skipif(not installed("django"),
-                    reason="django is not installed (the hasher is tested through Django)")
+@pytest.fixture
+def django_here():
+    """Skip without Django, except in ``tox -e django`` (ARGONISHCHE_REQUIRE_DJANGO=1): there a
+    missing Django fails, as in tests/test_django.py."""
+    if installed("django"):
+        return
+    if os.environ.get("ARGONISHCHE_REQUIRE_DJANGO", "").strip() not in ("", "0"):
+        pytest.fail("ARGONISHCHE_REQUIRE_DJANGO is set and django cannot be imported")
+    pytest.skip("django is not installed (the hasher is tested through Django)")
+
+
+@pytest.mark.usefixtures("django_here")
 def test_django_check_password_returns_false_as_djangos_own_hasher():
     answers = run_capped('HASHER = "argonishche.contrib.django.Argon2PasswordHasher"' + DJANGO + """
 stored = "argon2" + TAMPERED
@@ -161,8 +172,7 @@ else:
         assert answers["django's own"] == {"returned": "False"}
 
 
-@pytest.mark.skipif(not installed("django"),
-                    reason="django is not installed (the hasher is tested through Django)")
+@pytest.mark.usefixtures("django_here")
 def test_django_login_on_a_cheaper_hash_when_the_padding_cannot_be_allocated():
     # A wrong password on a hash cheaper than the site's current costs: Django then calls
     # harden_runtime, which spends the missing work (here about 1 GiB) in one hash.  When that
