@@ -4,6 +4,7 @@ while argonishche hashes in an executor, against argon2-cffi's in the same run."
 from __future__ import annotations
 
 import json
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -58,11 +59,11 @@ def test_mapping_a_large_hash_does_not_stall_other_threads():
 
 
 EVENT_LOOP = """
-import json, statistics, sys
+import json, sys
 sys.path.insert(0, sys.argv[1])
 from bench_async_stall import measure
-rows = measure(rounds=3)  # interleaved, after a warm-up round
-print(json.dumps({side: statistics.median(s for s, _ in v) * 1e3 for side, v in rows.items()}))
+rows = measure(rounds=5)  # interleaved, after a warm-up round
+print(json.dumps({side: [s * 1e3 for s, _ in v] for side, v in rows.items()}))
 """
 
 
@@ -75,8 +76,15 @@ def test_event_loop_stall_no_worse_than_argon2_cffi():
     out = subprocess.run([sys.executable, "-c", EVENT_LOOP, tests],
                          capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stderr[-3000:]
-    stall = json.loads(out.stdout.strip().splitlines()[-1])
-    print("worst event-loop stall, median of 3 (ms):", stall)
+    stalls = json.loads(out.stdout.strip().splitlines()[-1])
+    print("worst event-loop stall per round (ms):", stalls)
+    median = {side: statistics.median(v) for side, v in stalls.items()}
+    worst = {side: max(v) for side, v in stalls.items()}
     # A ratio, not a time: the machine is shared.  2 ms of slack covers timer granularity.
-    assert stall["ours"] <= 1.5 * stall["theirs"] + 2.0, stall
-    assert stall["ours-dflt"] <= 1.5 * stall["theirs"] + 2.0, stall
+    # hash_async's own pool starts no thread per call: it must not stall the loop at all.
+    assert median["ours"] <= 1.5 * median["theirs"] + 2.0, stalls
+    # The loop's default executor starts its threads while others hash, and each start maps a
+    # stack: issue 24's goal for it, over 5 runs, is a worst stall of at most 2x argon2-cffi's
+    # + 20 ms (one 64 MiB populate per new arena held the memory-map lock: 250-430 ms against
+    # argon2-cffi's 47-73 ms before the fix, 54-138 against 53-98 after).
+    assert worst["ours-dflt"] <= 2 * worst["theirs"] + 20.0, stalls
