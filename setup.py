@@ -3,7 +3,7 @@
 Every module is built by cffi against CPython's stable ABI (cffi sets ``py_limited_api`` on each
 extension and defines ``Py_LIMITED_API``, so they are ``*.abi3.so``), and the wheel says so: it is
 tagged ``cp311-abi3`` (requires-python's lowest version), one wheel for CPython 3.11 and later.
-tests/test_packaging.py checks the tag, the file names and the symbols the modules import.
+tests/project/test_packaging.py checks the tag, the file names and the symbols the modules import.
 """
 
 import importlib.util

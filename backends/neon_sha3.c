@@ -5,7 +5,7 @@
  * SHA3 logic instruction, computes a ^ (b & ~c), which neither algorithm has.)
  *
  * The compiler target must enable SHA3 for the kernels (GCC 12: "arch=armv8.2-a+sha3", clang:
- * "sha3"; see tests/neon_harness/README.md), or they fail to compile.
+ * "sha3"; see tools/neon_harness/README.md), or they fail to compile.
  */
 #include "argonishche_constants.h"
 #include <arm_neon.h>

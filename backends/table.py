@@ -3,7 +3,7 @@ features and priorities are written.
 
 Read by ``core/build_backends.py`` and ``setup.py`` (what to compile: the rows of the target
 architecture, :func:`built_for`), by ``argonishche_backends`` (the plugin objects behind the entry
-points), and checked by ``tests/test_backend_table.py`` against the entry points in
+points), and checked by ``tests/kernels/test_backend_table.py`` against the entry points in
 ``pyproject.toml`` and the envs in ``tox.ini``, which cannot read Python.  Pure data and the
 standard library: the build loads this file by path, before argonishche is installed.
 
@@ -53,7 +53,7 @@ ALL_BUILTIN_BACKENDS: tuple[BuiltinBackend, ...] = (
 
 #: Other spellings of the architectures, as ``platform.machine()`` gives them on Windows and
 #: macOS.  The same map as argonishche._features.ARCH_ALIASES (which this file cannot import;
-#: tests/test_backend_table.py checks that they agree).
+#: tests/kernels/test_backend_table.py checks that they agree).
 ARCH_ALIASES: dict[str, str] = {"amd64": X86_64, "x64": X86_64, "arm64": AARCH64}
 
 

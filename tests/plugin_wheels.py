@@ -2,8 +2,9 @@
 
 A :class:`Plugin` is a small plugin project: a distribution, one package, its ``argonishche``
 entry points, Python files, and compiled kernel modules made from
-``tests/bad_plugins/trust/misbehaving.c`` (ref's kernels with the misbehaviour its ``#define``
-lines switch on) with the plugin authors' helper, :func:`argonishche.build.backend_ffibuilder`.
+``tests/registry/bad_plugins/trust/misbehaving.c`` (ref's kernels with the misbehaviour its
+``#define`` lines switch on) with the plugin authors' helper,
+:func:`argonishche.build.backend_ffibuilder`.
 :func:`build_wheels` writes each project into a directory and runs ``pip wheel`` on them, a few
 at once; :func:`install` puts a wheel into a directory of its own with ``pip install --target``,
 which a fresh interpreter then finds on PYTHONPATH like any installed distribution.
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
-TEMPLATE_C = TESTS / "bad_plugins" / "trust" / "misbehaving.c"
+TEMPLATE_C = TESTS / "registry" / "bad_plugins" / "trust" / "misbehaving.c"
 REF_SOURCE = TESTS.parent / "backends" / "ref.c"
 PIP_TIMEOUT = 300  # seconds for one pip command (several run at once on two cores)
 PARALLEL_BUILDS = 3

@@ -1,7 +1,7 @@
 """What the test files share: constants, subprocess and buffer helpers, and stand-ins for
 installed plugin distributions.  Fixtures live in conftest.py.
 
-``tests/leak_workload.py`` imports this module under valgrind, so it imports neither pytest nor
+``tools/leak_workload.py`` imports this module under valgrind, so it imports neither pytest nor
 anything else the workload does not need.
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import importlib.util
 import os
 import pathlib
 import shutil
@@ -190,7 +191,25 @@ def state_of(reg, name):
     return {record.name: record for record in reg.report()}[name]
 
 
-REF_SOURCE = pathlib.Path(__file__).resolve().parents[1] / "backends" / "ref.c"
+ROOT = pathlib.Path(__file__).resolve().parents[1]  # the repository (this file is tests/support.py)
+#: Harnesses and scripts that tests run or import, but that are not tests themselves.
+TOOLS = ROOT / "tools"
+REF_SOURCE = ROOT / "backends" / "ref.c"
+
+
+def load_tool(name: str) -> types.ModuleType:
+    """The module of ``tools/<name>.py``, imported once under *name* (tools/ is not on
+    sys.path: its scripts are run by tox envs, and some are imported by tests)."""
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, TOOLS / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[name]
+            raise
+    return sys.modules[name]
 
 
 @contextlib.contextmanager

@@ -1,9 +1,9 @@
 """Process-wide stalls while hashes run: argonishche against argon2-cffi (issue 24, item 6).
 
-    python tests/bench_async_stall.py loop --rounds 5
-    python tests/bench_async_stall.py first-hash           # the arena, 8 new threads in turn
-    python tests/bench_async_stall.py first-hash --allocator hugepages
-    python tests/bench_async_stall.py steady --ab /path/to/other/python   # interleaved A/B
+    python tools/bench_async_stall.py loop --rounds 5
+    python tools/bench_async_stall.py first-hash           # the arena, 8 new threads in turn
+    python tools/bench_async_stall.py first-hash --allocator hugepages
+    python tools/bench_async_stall.py steady --ab /path/to/other/python   # interleaved A/B
 
 ``loop``: a ticker sleeping *tick* (10 ms) runs on a fresh event loop from before the *count*
 (20) default-cost hashes (PasswordHasher() defaults: t=3, m=64 MiB, p=4) are submitted until
@@ -26,7 +26,7 @@ the same noise.
 
 Each prints the median and spread (min, quartiles, max) in ms.  A benchmark, not a test:
 tests/stress/test_server_safety_stress.py runs :func:`measure` for a few rounds and asserts only
-a loose ratio; tests/test_stalls.py checks the mechanism without timing.
+a loose ratio; tests/memory/test_stalls.py checks the mechanism without timing.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """BLAKE2b at the Python boundary: argonishche.blake2b against hashlib.blake2b.
 
-    python tests/bench_blake2b_boundary.py --rounds 41
+    python tools/bench_blake2b_boundary.py --rounds 41
 
 Cases (each the whole user-visible pattern, measured with timeit in this process):
 

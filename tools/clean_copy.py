@@ -1,6 +1,6 @@
 """Copy a source tree without its build output, for a build that must compile everything anew.
 
-    python tests/clean_copy.py SOURCE DESTINATION
+    python tools/clean_copy.py SOURCE DESTINATION
 
 pip builds a local directory in place, and setuptools skips compiling a module whose object in
 ``build/`` looks up to date, even when another compiler made it: the tox envs that build a plugin

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Run Python on an emulated x86-64 CPU: Intel SDE where it is installed, QEMU user mode otherwise.
 
-    python tests/emulate.py CPU [ARGS...]       # like `python ARGS...`, on the emulated CPU
+    python tools/emulate.py CPU [ARGS...]       # like `python ARGS...`, on the emulated CPU
 
 CPU names the rung of the backend ladder the CPU should select (an ``emu-`` prefix, as in tox
 env names, is ignored):
@@ -16,7 +16,7 @@ follows exec is not documented where we looked, and Pin by default does not).
 message saying what to install. Facts behind the table, observed with QEMU 7.2 (Debian 12's
 qemu-user) in November 2026: each model below enforces its features (an instruction it lacks raises
 SIGILL, and CPUID reports the model's features), QEMU's TCG has no AVX-512, and SDE's chip options
-are those of ``sde64 --help`` (tests/sde_standin/sde64 quotes them with their sources).
+are those of ``sde64 --help`` (tools/sde_standin/sde64 quotes them with their sources).
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ def wrapper(cpu: str) -> str:
             f'exec {command} {python} "$@"',
         ]
     with open(path, "w", encoding="utf-8") as f:
-        f.write("#!/bin/sh\n# made by tests/emulate.py\n" + "\n".join(lines) + "\n")
+        f.write("#!/bin/sh\n# made by tools/emulate.py\n" + "\n".join(lines) + "\n")
     os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     return path
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Run the suite on an emulated aarch64 CPython: QEMU user mode, Debian's arm64 Python 3.11.
 
-    python tests/emulate_aarch64.py [--cache DIR] CPU [PYTHON ARGS...]
+    python tools/emulate_aarch64.py [--cache DIR] CPU [PYTHON ARGS...]
 
 like ``python ARGS...``, but the interpreter is Debian 12's arm64 ``python3.11`` run by
 ``qemu-aarch64`` with argonishche built for aarch64 and installed in a virtual environment of
@@ -185,7 +185,7 @@ def wrapper(cpu: str, root: str, env: str) -> str:
     # finds env/pyvenv.cfg.
     line = f'exec {qemu} -L {root} -cpu {CPUS[cpu]} -0 "$0" {root}{PYTHON} "$@"'
     with open(path, "w", encoding="utf-8") as f:
-        f.write(f"#!/bin/sh\n# made by tests/emulate_aarch64.py\n{exports}{line}\n")
+        f.write(f"#!/bin/sh\n# made by tools/emulate_aarch64.py\n{exports}{line}\n")
     os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     return path
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The leak workload, and the report on valgrind's log of it (the ``leaks`` tox env):
 
-    python tests/leak_workload.py leak-workload N     # N small hashes and N failing verifies
-    python tests/leak_workload.py valgrind-report LOG # exit 1 on a finding in our C code
+    python tools/leak_workload.py leak-workload N     # N small hashes and N failing verifies
+    python tools/leak_workload.py valgrind-report LOG # exit 1 on a finding in our C code
 
 tox runs the first under valgrind memcheck, then the second on its log.  The RSS test in
 test_hardening.py runs ``leak_workload`` in a subprocess.  Nothing here imports pytest, which
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import sys
+from pathlib import Path
 
 import argonishche
 from argonishche import (
@@ -24,7 +25,8 @@ from argonishche import (
     argon2_verify,
 )
 
-from support import SALT, encoded_with
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the tests' helpers
+from support import SALT, encoded_with  # noqa: E402
 
 
 def leak_workload(rounds: int) -> None:

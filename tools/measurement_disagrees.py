@@ -9,7 +9,7 @@ registry is built with this in force (the module patches the timing when pytest 
 conftest.py builds the registry), and the report header says what was selected, so that a run
 in which the fake did not take effect cannot pass for one in which it did.
 
-tests/test_selection.py runs the tests that check the selection under it.
+tests/registry/test_selection.py runs the tests that check the selection under it.
 """
 
 from __future__ import annotations

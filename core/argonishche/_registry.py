@@ -360,7 +360,8 @@ def _lookup_name(kind: str, name: str) -> str:
 
 # The C blake2b type (core/ext/blake2b_type.c) reads _instance and its ``tables`` dict by name
 # on every construction, to reuse the table it last resolved while the selection is unchanged:
-# renaming either means changing it there too (tests/test_blake2b_type.py follows calibrate()).
+# renaming either means changing it there too (tests/kernels/test_blake2b_type.py follows
+# calibrate()).
 _instance: Registry | None = None
 # The locks and the state of a build: see the module docstring for the order and the rules.
 _lock = _thread.RLock()  # threading's import is not needed for a lock

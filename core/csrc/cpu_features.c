@@ -15,7 +15,7 @@
 #include <intrin.h>
 
 /* MSVC: the same answers through its intrinsics (mingw takes the <cpuid.h> path below, and
- * tests/win_c runs this one too, forced, and compares the two). */
+ * tools/win_c runs this one too, forced, and compares the two). */
 int argonishche_cpuid(uint32_t leaf, uint32_t subleaf, uint32_t registers[4]) {
     int r[4];
     /* As __get_cpuid_count does: above the highest leaf of its range, CPUID would answer with

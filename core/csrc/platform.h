@@ -3,7 +3,7 @@
  *
  * Private to core/csrc (never included by argonishche_core.h, so cffi and kernel files do not
  * see <windows.h>).  Two families: POSIX (Linux, macOS, the BSDs; GCC or clang) and Windows
- * (mingw-w64's GCC, proven with wine by tests/win_c; MSVC is written for but untested).  Each
+ * (mingw-w64's GCC, proven with wine by tools/win_c; MSVC is written for but untested).  Each
  * shim is a macro or a static inline function, so the POSIX build compiles to the same calls as
  * before the shims existed.
  *
@@ -48,7 +48,7 @@
 #endif
 
 /* CPUID/XGETBV through <intrin.h> (__cpuid, __cpuidex, _xgetbv) rather than GCC's <cpuid.h>
- * and inline asm: MSVC has only the former.  tests/win_c forces it on to exercise that path
+ * and inline asm: MSVC has only the former.  tools/win_c forces it on to exercise that path
  * with mingw's GCC (ARGONISHCHE_FORCE_MSVC_INTRINSICS). */
 #if ARGONISHCHE_X86 && ((defined(_MSC_VER) && !defined(__clang__)) || \
                         defined(ARGONISHCHE_FORCE_MSVC_INTRINSICS))

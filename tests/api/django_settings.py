@@ -1,4 +1,4 @@
-"""The Django settings tests/test_django.py configures: what password hashing reads, and hashers
+"""The Django settings tests/api/test_django.py configures: what password hashing reads, and hashers
 with small costs (64 KiB) so that every login the tests make takes milliseconds.
 
 The hashers live here because ``PASSWORD_HASHERS`` names them by import path.

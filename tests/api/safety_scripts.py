@@ -1,7 +1,7 @@
 """Programs that attack one promise each: a right tag or an exception, never a crash or a hang,
 with threads, fork() and signals.  Each runs in a fresh interpreter with a timeout (a hang is a
 failure, never a stuck test run), prints one line of counts, and is scaled by *scale*: the main
-suite runs them small (tests/test_server_safety.py), ``tox -e stress`` large
+suite runs them small (tests/api/test_server_safety.py), ``tox -e stress`` large
 (tests/stress/test_server_safety_stress.py).
 """
 

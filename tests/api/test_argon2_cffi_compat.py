@@ -37,7 +37,8 @@ def login(hasher: PasswordHasher, stored: str, password: str) -> bool:
 
 
 def test_it_is_argonishches_own_hasher_and_exceptions():
-    # A subclass, only to answer memory errors as argon2-cffi does (tests/test_memory_errors.py)
+    # A subclass, only to answer memory errors as argon2-cffi does
+    # (tests/memory/test_memory_errors.py)
     assert issubclass(argon2.PasswordHasher, argonishche.PasswordHasher)
     assert type(argon2.PasswordHasher.from_parameters(profiles.CHEAPEST)) is argon2.PasswordHasher
     assert argon2.Type is argonishche.Type

@@ -39,6 +39,7 @@ SIZES = (1, 100, 128, 200, 3000)  # below, at, across and far past the 128-byte 
 # ... and one long enough that other threads' calls surely fall inside its C call
 WITH_LONG = SIZES + (1 << 16,)
 HERE = os.path.dirname(os.path.abspath(__file__))
+TESTS = os.path.dirname(HERE)  # support.py's folder
 
 
 # ---- the scenarios (run in the child interpreter) --------------------------------------------
@@ -189,7 +190,7 @@ def run_scenario(name: str, timeout: float, **arguments) -> None:
     """Run scenario *name* in a fresh interpreter; fail on a crash, a hang or a wrong digest."""
     code = f"""
         import sys
-        sys.path.insert(0, {HERE!r})
+        sys.path[:0] = [{HERE!r}, {TESTS!r}]
         import test_blake2b_threads
         test_blake2b_threads.child_main(*sys.argv[1:])
         """

@@ -3,7 +3,7 @@
 hashlib.blake2b (CPython's own BLAKE2 code) is the independent implementation everything here is
 compared with: the same arguments must give the same digest, or an exception of the same type
 (ours is also a ParameterError).  The BLAKE2bp-style tree is also checked against the BLAKE2
-team's own BLAKE2bp known answers.  tests/cpython_hashlib runs CPython's test_hashlib itself.
+team's own BLAKE2bp known answers.  tools/cpython_hashlib runs CPython's test_hashlib itself.
 """
 
 from __future__ import annotations

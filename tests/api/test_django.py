@@ -44,7 +44,7 @@ from django.contrib.auth import hashers  # noqa: E402
 from django.core.exceptions import ImproperlyConfigured  # noqa: E402
 from django.test import override_settings  # noqa: E402
 
-import django_settings  # noqa: E402 - tests/django_settings.py
+import django_settings  # noqa: E402 - tests/api/django_settings.py
 from argonishche.contrib.django import Argon2PasswordHasher  # noqa: E402
 
 if not settings.configured:

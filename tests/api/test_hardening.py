@@ -1,7 +1,7 @@
 """Hostile input, concurrency and leaks: limits on the costs a hash string may ask for, many
 threads hashing at once with every backend and allocator, and memory that stays flat.
 
-The leak workload itself is in leak_workload.py (the ``leaks`` tox env runs it under valgrind;
+The leak workload itself is in tools/leak_workload.py (the ``leaks`` tox env runs it under valgrind;
 the RSS test below runs it in a subprocess).
 """
 
@@ -30,8 +30,17 @@ from argonishche import (
     argon2_verify,
 )
 
-from leak_workload import valgrind_findings
-from support import BUILTIN_NAMES, b64, encoded_with, run_python, usable_backend_names
+from support import (
+    BUILTIN_NAMES,
+    TOOLS,
+    b64,
+    encoded_with,
+    load_tool,
+    run_python,
+    usable_backend_names,
+)
+
+valgrind_findings = load_tool("leak_workload").valgrind_findings  # the leaks env's report
 
 
 # ---- Limits ---------------------------------------------------------------------------------
@@ -372,7 +381,7 @@ def test_valgrind_report_blames_only_records_in_our_code():
 def test_rss_is_flat_over_thousands_of_small_hashes_and_errors():
     result = run_python(f"""
         import os, sys
-        sys.path.insert(0, {os.path.dirname(__file__)!r})
+        sys.path[:0] = [{str(TOOLS)!r}, {os.path.dirname(os.path.dirname(__file__))!r}]
         from leak_workload import leak_workload
         page = os.sysconf("SC_PAGE_SIZE")
         def rss():

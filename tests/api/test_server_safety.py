@@ -1,7 +1,7 @@
 """Threads, fork() and signals: a right tag or an exception, never a crash, a hang or a wrong tag.
 
-Each test runs one program of tests/safety_scripts.py in a fresh interpreter with a timeout, at a
-size that takes seconds; ``tox -e stress`` runs the same programs many times larger.
+Each test runs one program of tests/api/safety_scripts.py in a fresh interpreter with a timeout,
+at a size that takes seconds; ``tox -e stress`` runs the same programs many times larger.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from argonishche_backends.table import (
     kernel_module,
 )
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 NAMES = [row.name for row in ALL_BUILTIN_BACKENDS]
 #: The architecture CI runs natively, whose ladder tox's backend-* and peel-* envs cover.
 NATIVE_CI_ARCH = "x86_64"
@@ -159,14 +159,14 @@ def test_tox_forces_every_native_backend_and_peels_every_rung_but_ref():
 
 def test_tox_selects_every_emulated_backend_on_an_emulated_cpu():
     # The other architectures' rungs cannot run natively in CI: each must be the expected
-    # selection of an emulated env (tests/emulate_aarch64.py), and every rung required there.
+    # selection of an emulated env (tools/emulate_aarch64.py), and every rung required there.
     tox = configparser.ConfigParser(interpolation=None)
     tox.read(ROOT / "tox.ini")
     emulated = [row.name for row in ALL_BUILTIN_BACKENDS
                 if row not in built_for(NATIVE_CI_ARCH)]
     sections = {name: tox[name] for name in tox.sections()
                 if "emulate_aarch64.py" in tox[name].get("commands", "")}
-    assert sections, "tox.ini has no env running tests/emulate_aarch64.py"
+    assert sections, "tox.ini has no env running tools/emulate_aarch64.py"
     setenv = "\n".join(section.get("setenv", "") for section in sections.values())
     expected = set(re.findall(r"ARGONISHCHE_EXPECT_BACKEND = (\w+)", setenv))
     required = set(re.findall(r"ARGONISHCHE_REQUIRE_BACKENDS = ([\w,]+)", setenv))

@@ -16,7 +16,7 @@ import pytest
 
 from argonishche import _core
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 CORE_HEADER = ROOT / "core" / "csrc" / "argonishche_core.h"
 
 

@@ -1,4 +1,4 @@
-"""The CPython blake2b harness (tests/cpython_hashlib/run.py) on the selected backend, where
+"""The CPython blake2b harness (tools/cpython_hashlib/run.py) on the selected backend, where
 CPython's test_hashlib is installed (``tox -e hashlib-suite`` runs it on every backend), and its
 KAT file: the BLAKE2 reference's 512 BLAKE2b answers, which hashlib must give too."""
 
@@ -14,7 +14,7 @@ import pytest
 
 import argonishche
 
-HARNESS = pathlib.Path(__file__).resolve().parent / "cpython_hashlib" / "run.py"
+HARNESS = pathlib.Path(__file__).resolve().parents[2] / "tools" / "cpython_hashlib" / "run.py"
 
 
 def load_harness():

@@ -16,7 +16,7 @@ from argonishche.build import kernel_target
 from support import REF_SOURCE, FakeEntryPoint, compiled_backend, make_registry
 from support import plugin_registering
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 MACHINE = _features.arch_of(platform.machine())
 KERNEL_SOURCES = sorted([*ROOT.glob("backends/*.c"), *ROOT.glob("backends/*.h"),
                          *ROOT.glob("plugins/*/src/*.c")])
@@ -174,7 +174,7 @@ def null_kernel_module(tmp_path_factory):
 
 def test_a_null_kernel_is_refused_before_anything_calls_it(null_kernel_module):
     # Before: the self-test called it and the process died with SIGSEGV.  (With a built-in
-    # backend forced, plugins are not imported at all: tests/test_bad_kernels.py.)
+    # backend forced, plugins are not imported at all: tests/registry/test_bad_kernels.py.)
     with pytest.warns(RuntimeWarning, match="NULL argon2_fill_block"):
         reg = make_registry(FakeEntryPoint("nullkernel", plugin_registering(null_kernel_module)))
     record = {b.name: b for b in reg.report()}["nullkernel"]

@@ -23,7 +23,7 @@ from support import run_python
 pytestmark = pytest.mark.skipif(sys.platform != "linux",
                                 reason="RLIMIT_AS caps mappings only on Linux")
 
-TESTS = str(Path(__file__).resolve().parent)
+TESTS = str(Path(__file__).resolve().parents[1])  # support.py's folder
 ONE_GIB_KIB = 1 << 20
 CAP = 768 << 20
 
@@ -144,7 +144,7 @@ from django.contrib.auth.hashers import check_password, get_hasher
 @pytest.fixture
 def django_here():
     """Skip without Django, except in ``tox -e django`` (ARGONISHCHE_REQUIRE_DJANGO=1): there a
-    missing Django fails, as in tests/test_django.py."""
+    missing Django fails, as in tests/api/test_django.py."""
     if installed("django"):
         return
     if os.environ.get("ARGONISHCHE_REQUIRE_DJANGO", "").strip() not in ("", "0"):

@@ -4,7 +4,7 @@ Faulting memory in holds the process's memory-map lock until the system call ret
 other thread's mmap, munmap and mprotect waits meanwhile (an event loop starting an executor
 thread maps its stack).  One MADV_POPULATE_WRITE, or MAP_POPULATE, for a whole 64 MiB mapping
 held it for 5 ms to over a second; so no populate call may cover more than one 2 MiB step,
-whatever the allocator or path.  tests/bench_async_stall.py measures the stalls themselves."""
+whatever the allocator or path.  tools/bench_async_stall.py measures the stalls themselves."""
 
 from __future__ import annotations
 

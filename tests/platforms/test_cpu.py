@@ -91,7 +91,7 @@ def test_probe_reads_cpuid_and_xcr0_through_the_table(monkeypatch, x86_64, cpu, 
     assert _cpu.probed_features() == expected
 
 
-# HWCAP values QEMU 7.2 reports (tests/emulate_aarch64.py); all bits but ASIMD/SHA3 are noise.
+# HWCAP values QEMU 7.2 reports (tools/emulate_aarch64.py); all bits but ASIMD/SHA3 are noise.
 CORTEX_A57_HWCAP, QEMU_MAX_HWCAP, QEMU_MAX_HWCAP2 = 0x8FB, 0xECFFFFFB, 0x7F877FFF
 
 

@@ -13,7 +13,7 @@ expect through the environment:
 - ``ARGONISHCHE_EXPECT_MACHINE``: the architecture this interpreter must run on (``emu-aarch64*``:
   ``aarch64``), so that an env which silently ran natively fails.
 
-``ARGONISHCHE_SDE_STANDIN`` is set only by tests/sde_standin/sde64 (``emu-sde``), never by a
+``ARGONISHCHE_SDE_STANDIN`` is set only by tools/sde_standin/sde64 (``emu-sde``), never by a
 real Intel SDE.  When it says the stand-in ran a chip natively (AVX-512: QEMU cannot emulate it),
 the checks of what the emulated CPU must show are skips whose reason says so and names the
 check: a native run cannot prove them.
@@ -105,7 +105,7 @@ def test_the_probe_sees_the_cpu_that_runs_us():
 
 def test_child_interpreters_run_on_the_same_cpu():
     """The children the tests start (sys.executable) see this process's CPU: under an emulator,
-    sys.executable must lead back into it (tests/emulate.py's wrapper), or every test that runs
+    sys.executable must lead back into it (tools/emulate.py's wrapper), or every test that runs
     a fresh interpreter would run natively."""
     code = ("import sys\n"
             "from argonishche import _cpu\n"

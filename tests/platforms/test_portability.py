@@ -2,7 +2,7 @@
 
 Windows' ``mmap`` has no ``MAP_*``/``MADV_*`` constants and its ``mmap.mmap(fileno, length,
 tagname=None, access=..., offset=0)`` takes no ``flags``/``prot``; Windows has no ``resource``
-module and no ``os.register_at_fork``.  The C side is proven for Windows by tests/win_c (mingw +
+module and no ``os.register_at_fork``.  The C side is proven for Windows by tools/win_c (mingw +
 wine); these tests take the attributes away here and check that the default paths never need
 them.
 """

@@ -1,7 +1,7 @@
-"""tests/sde_standin/sde64, the Intel SDE stand-in of ``tox -e emu-sde``: its command line.
+"""tools/sde_standin/sde64, the Intel SDE stand-in of ``tox -e emu-sde``: its command line.
 
 It must accept what SDE documents and refuse what SDE would refuse, or emu-sde would pass an
-emulate.py that fails on a user's real SDE; and tests/emulate.py's SDE commands must be ones it
+emulate.py that fails on a user's real SDE; and tools/emulate.py's SDE commands must be ones it
 accepts, naming the chip the rung needs.  The stand-in runs as a subprocess (natively, or under
 QEMU where a test needs a QEMU model: a skip without qemu-x86_64).
 """
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-TESTS = Path(__file__).resolve().parent
-STANDIN = TESTS / "sde_standin" / "sde64"
+TOOLS = Path(__file__).resolve().parents[2] / "tools"
+STANDIN = TOOLS / "sde_standin" / "sde64"
 SHOW = "import os, sys; print(os.environ.get('ARGONISHCHE_SDE_STANDIN')); print(sys.argv[1:])"
 
 
@@ -32,7 +32,7 @@ def load(name: str, path: Path):
 
 
 standin = load("sde64_standin", STANDIN)
-emulate = load("emulate_under_test", TESTS / "emulate.py")
+emulate = load("emulate_under_test", TOOLS / "emulate.py")
 needs_qemu = pytest.mark.skipif(shutil.which("qemu-x86_64") is None,
                                 reason="qemu-x86_64 is missing (apt-get install qemu-user)")
 

@@ -19,7 +19,7 @@ from packaging.requirements import Requirement
 
 import argonishche
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "plugins" / "argonishche-avx512"
 EXAMPLE = ROOT / "plugins" / "argonishche-example"
 PROJECTS = {"argonishche": ROOT, "argonishche-avx512": PLUGIN, "argonishche-example": EXAMPLE}
@@ -102,7 +102,7 @@ def test_public_functions_and_methods_are_annotated():
                 missing.update(_missing_annotations(name, function, bound))
     assert missing - KNOWN_UNANNOTATED == set(), "public callables without annotations"
     assert KNOWN_UNANNOTATED - missing == set(), (
-        "annotated now: remove from KNOWN_UNANNOTATED in tests/test_conventions.py")
+        "annotated now: remove from KNOWN_UNANNOTATED in tests/project/test_conventions.py")
 
 
 @pytest.mark.parametrize("project", sorted(PROJECTS))

@@ -16,7 +16,7 @@ import pytest
 
 import argonishche
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HEADER = ROOT / "core" / "argonishche" / "include" / "argonishche_kernel.h"
 DOCS = ("README.md", "PLUGINS.md")
 

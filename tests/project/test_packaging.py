@@ -27,7 +27,7 @@ import pytest
 
 from argonishche_backends.table import BUILTIN_BACKENDS, kernel_module
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 #: Not source: build output, caches and environments (.gitignore's list), never copied.
 NOT_SOURCE = shutil.ignore_patterns(".git", ".tox", ".venv", "build", "dist", "*.egg-info",

@@ -9,7 +9,7 @@ import types
 import argonishche
 from support import FakeEntryPoint, KNOWN_TAG, PASSWORD, SALT, SMALL, make_registry
 
-GUIDE = pathlib.Path(__file__).resolve().parents[1] / "PLUGINS.md"
+GUIDE = pathlib.Path(__file__).resolve().parents[2] / "PLUGINS.md"
 
 
 def test_the_allocator_plugin_example_registers_and_hashes(install):

@@ -1,4 +1,4 @@
-"""What a user's type checker sees: ``mypy --strict tests/typing_usage.py`` must pass.
+"""What a user's type checker sees: ``mypy --strict tests/project/typing_usage.py`` must pass.
 
 Not a test module (no ``test_`` prefix: pytest does not collect it), and never run: it is only
 type-checked.  Each ``assert_type`` pins a public type; each ``# type: ignore[code]`` line is a

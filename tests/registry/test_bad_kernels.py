@@ -1,11 +1,11 @@
 """Real broken kernels, built as installed distributions: what a user gets with one installed.
 
-tests/bad_plugins/ is a plugin project whose kernels are ref's with one deliberate bug, switched on
-by a ``#define`` (see its src/bad.c).  It is built into one wheel per bug class that third-party
-kernels had, installed with ``pip install --target`` into a directory of its own, and run in a
-fresh interpreter with that directory on PYTHONPATH, where argonishche's entry-point reader finds
-it like any installed plugin.  Its priority, 99, is above every built-in backend: it is selected
-unless a check catches the bug.
+tests/registry/bad_plugins/ is a plugin project whose kernels are ref's with one deliberate bug,
+switched on by a ``#define`` (see its src/bad.c).  It is built into one wheel per bug class that
+third-party kernels had, installed with ``pip install --target`` into a directory of its own, and
+run in a fresh interpreter with that directory on PYTHONPATH, where argonishche's entry-point
+reader finds it like any installed plugin.  Its priority, 99, is above every built-in backend: it
+is selected unless a check catches the bug.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 from plugin_wheels import pip, wait_all
 
-TESTS = Path(__file__).resolve().parent
-TEMPLATE = TESTS / "bad_plugins"
-REF_SOURCE = TESTS.parent / "backends" / "ref.c"
+HERE = Path(__file__).resolve().parent
+TEMPLATE = HERE / "bad_plugins"
+REF_SOURCE = HERE.parents[1] / "backends" / "ref.c"
 
 #: Bug class -> the src/bug.h that switches it on.
 BUGS = {
@@ -86,9 +86,9 @@ PROBE = """
 
 def build_and_install(bugs: dict[str, str], root: Path,
                       entry_points: dict[str, str] | None = None) -> dict[str, Path]:
-    """Build tests/bad_plugins into a wheel per bug (its src/bug.h: *bugs*' value, its entry point
-    named by *entry_points*, else "bad") and pip install each into a directory of its own under
-    *root*; bug -> that directory.  Skips without a C compiler."""
+    """Build tests/registry/bad_plugins into a wheel per bug (its src/bug.h: *bugs*' value, its
+    entry point named by *entry_points*, else "bad") and pip install each into a directory of its
+    own under *root*; bug -> that directory.  Skips without a C compiler."""
     if shutil.which("cc") is None and shutil.which("gcc") is None:
         pytest.skip("no C compiler to build the deliberately broken plugins")
     entry_points = entry_points or {}

@@ -6,9 +6,9 @@
 - F: the core never passes F a run longer than ARGONISHCHE_BLAKE2B_MAX_RUN blocks, and
   certification runs F over exactly that many and one more.
 
-The first tests state it with ref's kernels wrapped in Python (as tests/test_selftest.py does);
-the last ones build real broken kernels as wheels, install them with pip and use them from a fresh
-interpreter, as a user would (the machinery of tests/test_bad_kernels.py).
+The first tests state it with ref's kernels wrapped in Python (as tests/registry/test_selftest.py
+does); the last ones build real broken kernels as wheels, install them with pip and use them from
+a fresh interpreter, as a user would (the machinery of tests/registry/test_bad_kernels.py).
 """
 
 from __future__ import annotations
@@ -162,7 +162,7 @@ def test_the_longest_run_is_the_headers_and_certification_checks_it_and_one_more
     assert "F is never called with more than ARGONISHCHE_BLAKE2B_MAX_RUN blocks" in header
     assert f"F is never called with more than {MAX_RUN} blocks" in " ".join(
         _certify.__doc__.split())
-    plugins = Path(__file__).resolve().parent.parent / "PLUGINS.md"
+    plugins = Path(__file__).resolve().parents[2] / "PLUGINS.md"
     assert f"F is never called with more than {MAX_RUN:,} blocks" in " ".join(
         plugins.read_text().split())  # wherever the paragraph's lines break
 

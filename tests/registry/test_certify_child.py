@@ -26,7 +26,7 @@ from argonishche import _backend_checks, _certify, _certify_child, _cli, _cpu, _
 from argonishche import hookspecs
 from argonishche.exceptions import SettingError
 
-TESTS = pathlib.Path(__file__).resolve().parent
+TESTS = pathlib.Path(__file__).resolve().parents[1]  # support.py's folder
 BUILTIN = ("ref", "sse2", "ssse3", "sse41", "avx2", "neon")
 F_HEADER = "uint64_t last_node_flag) {\n"
 G_HEADER = "const argonishche_block *ref, int xor_into_next) {\n"

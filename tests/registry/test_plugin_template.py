@@ -11,7 +11,7 @@ argonishche finds the plugin through its entry point like any installed one:
 - the kernel plugin PLUGINS.md spells out (its pyproject.toml, setup.py, plugin module and
   build script, with the template's C file): a ``cp311-abi3`` wheel whose backend loads.
 
-Like tests/test_packaging.py, these build wheels (about ten seconds on two cores).
+Like tests/project/test_packaging.py, these build wheels (about ten seconds on two cores).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 from plugin_wheels import pip, wait_all
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / "plugins" / "argonishche-example"
 GUIDE = ROOT / "PLUGINS.md"
 RUN_TIMEOUT = 300

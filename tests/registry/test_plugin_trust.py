@@ -2,8 +2,8 @@
 misbehaving plugin wheels.
 
 Each plugin is a small project (tests/plugin_wheels.py) whose kernels are ref's with one
-misbehaviour (tests/bad_plugins/trust/misbehaving.c), built into a wheel with pip once per session,
-installed with pip, and run in fresh interpreters with a cache directory of their own
+misbehaviour (tests/registry/bad_plugins/trust/misbehaving.c), built into a wheel with pip once
+per session, installed with pip, and run in fresh interpreters with a cache directory of their own
 (XDG_CACHE_HOME: certification and selection records live there).  Expected tags come from
 argon2-cffi and hashlib, never from argonishche.
 
@@ -27,6 +27,7 @@ import pytest
 
 import plugin_wheels
 from plugin_wheels import Kernels, Plugin, backend_plugin
+from support import load_tool
 
 RUN_TIMEOUT = 180  # seconds for one fresh interpreter (certification included)
 USABLE = ("selected", "available")
@@ -609,9 +610,8 @@ def test_a_kernel_that_hangs_in_certification_is_refused_at_the_timeout(installe
 
 def _emulated_haswell() -> str:
     """An interpreter wrapper running on a Haswell model (AVX2, no AVX-512: QEMU's, or Intel
-    SDE's -hsw), whose child interpreters are emulated too (tests/emulate.py)."""
-    import emulate
-
+    SDE's -hsw), whose child interpreters are emulated too (tools/emulate.py)."""
+    emulate = load_tool("emulate")
     try:
         emulate.emulator_command("avx2")
     except SystemExit as exc:

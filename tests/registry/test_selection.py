@@ -28,7 +28,8 @@ from argonishche.exceptions import BackendError
 
 from support import make_registry, timings_where
 
-HERE = pathlib.Path(__file__).resolve().parent
+TESTS = pathlib.Path(__file__).resolve().parents[1]
+TOOLS = TESTS.parent / "tools"
 
 
 def usable_names(reg) -> list[str]:
@@ -427,25 +428,26 @@ def test_info_says_how_and_why_each_algorithm_was_chosen():
 # ---- the suite where measurement disagrees with the ladder -------------------------------------
 
 #: The tests that check which backend is selected, run where measurement disagrees with the
-#: ladder (tests/measurement_disagrees.py).
-SELECTION_TESTS = ("test_emulation.py", "test_backends_api.py", "test_registry.py",
-                   "test_blake2b_type.py", "test_cli.py", "test_known_answers.py")
+#: ladder (tools/measurement_disagrees.py).
+SELECTION_TESTS = ("platforms/test_emulation.py", "api/test_backends_api.py",
+                   "registry/test_registry.py", "kernels/test_blake2b_type.py", "cli/test_cli.py",
+                   "kernels/test_known_answers.py")
 
 
 @pytest.mark.timeout(600)
 def test_the_selection_tests_pass_where_measurement_disagrees_with_the_ladder():
     """On an AMD Zen 5 measurement picks ref for BLAKE2b, which the ladder ranks last; a test
     that assumed the ladder, or left a measurement's choice behind for the tests after it,
-    failed there.  tests/measurement_disagrees.py makes every CPU measure that way (and more:
+    failed there.  tools/measurement_disagrees.py makes every CPU measure that way (and more:
     Argon2 from the ladder's second-lowest rung), and the tests that check the selection must
     pass under it, in one process, in the order pytest runs them."""
     env = {k: v for k, v in os.environ.items()
            if k not in ("ARGONISHCHE_BACKEND", "ARGONISHCHE_SELECT", "ARGONISHCHE_EXPECT_BACKEND")}
     out = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "measurement_disagrees", "-p", "no:cacheprovider",
-         "-x", *(str(HERE / name) for name in SELECTION_TESTS)],
-        cwd=HERE, env={**env, "PYTHONPATH": os.pathsep.join(
-            filter(None, [str(HERE), env.get("PYTHONPATH")]))},
+         "-x", *(str(TESTS / name) for name in SELECTION_TESTS)],
+        cwd=TESTS, env={**env, "PYTHONPATH": os.pathsep.join(
+            filter(None, [str(TOOLS), env.get("PYTHONPATH")]))},
         capture_output=True, text=True, timeout=580)
     header = next((line for line in out.stdout.splitlines()
                    if line.startswith("measurement disagrees with the ladder:")), "")

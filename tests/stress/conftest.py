@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # safety_scripts, support
+# support (tests/), and safety_scripts and test_blake2b_threads (tests/api), whose programs and
+# scenarios these run at scale.
+_TESTS = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(_TESTS), str(_TESTS / "api")]
 
 SCALE = int(os.environ.get("ARGONISHCHE_STRESS_SCALE", "10"))
 

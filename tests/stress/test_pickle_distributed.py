@@ -79,10 +79,10 @@ def run(code: str, timeout: float) -> None:
 
 @pytest.mark.parametrize("imports", IMPORT_ORDERS.values(), ids=IMPORT_ORDERS.keys())
 def test_pickling_suite_with_distributed_imported(imports):
-    """tests/test_exceptions_pickle.py, run in a process where distributed changed pickling."""
+    """tests/api/test_exceptions_pickle.py, run in a process where distributed changed pickling."""
     run(imports + ASSERT_TBLIB_INSTALLED + textwrap.dedent(f"""
         import pytest
-        sys.exit(pytest.main([{str(TESTS / "test_exceptions_pickle.py")!r},
+        sys.exit(pytest.main([{str(TESTS / "api" / "test_exceptions_pickle.py")!r},
                               "-q", "-p", "no:cacheprovider"]))
         """), timeout=180)
 

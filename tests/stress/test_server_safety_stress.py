@@ -1,4 +1,4 @@
-"""The programs of tests/safety_scripts.py many times larger, and the event loop's worst stall
+"""The programs of tests/api/safety_scripts.py many times larger, and the event loop's worst stall
 while argonishche hashes in an executor, against argon2-cffi's in the same run."""
 
 from __future__ import annotations
@@ -68,12 +68,12 @@ print(json.dumps({side: [s * 1e3 for s, _ in v] for side, v in rows.items()}))
 
 
 def test_event_loop_stall_no_worse_than_argon2_cffi():
-    # tests/bench_async_stall.py's measurement, 3 rounds: 20 default-cost hashes at once, through
+    # tools/bench_async_stall.py's measurement, 3 rounds: 20 default-cost hashes at once, through
     # run_blocking (what hash_async uses) and through the loop's default executor, against
     # argon2-cffi's through the default executor.
     pytest.importorskip("argon2", reason="argon2-cffi is the peer this compares with")
-    tests = str(Path(__file__).resolve().parents[1])
-    out = subprocess.run([sys.executable, "-c", EVENT_LOOP, tests],
+    tools = str(Path(__file__).resolve().parents[2] / "tools")
+    out = subprocess.run([sys.executable, "-c", EVENT_LOOP, tools],
                          capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stderr[-3000:]
     stalls = json.loads(out.stdout.strip().splitlines()[-1])

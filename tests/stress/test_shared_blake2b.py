@@ -1,4 +1,4 @@
-"""The scenarios of ``tests/test_blake2b_threads.py`` (one ``blake2b`` object shared by
+"""The scenarios of ``tests/api/test_blake2b_threads.py`` (one ``blake2b`` object shared by
 threads), longer and with more threads; ``ARGONISHCHE_STRESS_SCALE`` multiplies the rounds and
 the time allowed.  Each runs in a fresh interpreter with a timeout, so a crash is a failure."""
 

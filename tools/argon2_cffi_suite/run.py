@@ -1,6 +1,6 @@
 """Fetch argon2-cffi's own tests from its sdist on PyPI and run them against argonishche.
 
-    python tests/argon2_cffi_suite/run.py WORKDIR [pytest options]
+    python tools/argon2_cffi_suite/run.py WORKDIR [pytest options]
 
 The sdist's ``tests/`` are extracted under WORKDIR (never into this repository) and run with
 argon2_cffi_shim.py, which maps ``argon2`` to ``argonishche.argon2_cffi``.  The version is

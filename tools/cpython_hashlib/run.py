@@ -1,7 +1,7 @@
 """CPython's own blake2b tests (Lib/test/test_hashlib.py) run against argonishche.blake2b, once per
 backend.
 
-    python tests/cpython_hashlib/run.py [--backend NAME]... [--test-hashlib PATH] [-v]
+    python tools/cpython_hashlib/run.py [--backend NAME]... [--test-hashlib PATH] [-v]
 
 Nothing of CPython's is copied here: its test file is the one installed on the machine, Debian's
 ``libpython3.11-testsuite`` package's /usr/lib/python3.11/test/test_hashlib.py when present and

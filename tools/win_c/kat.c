@@ -1,6 +1,6 @@
 /*
  * kat.c - the core and every x86 kernel file, built for Windows with mingw-w64 and run under
- * wine by tests/win_c/run.py.  Exits 0 only if everything matches:
+ * wine by tools/win_c/run.py.  Exits 0 only if everything matches:
  *
  *   - the CPU probe (argonishche_cpuid/xcr0, and the MSVC-intrinsics variant of cpu_features.c,
  *     compiled separately as msvc_cpuid/msvc_xcr0, must answer the same), and the gate: a

@@ -1,6 +1,6 @@
 """Build the core and every x86 kernel file for Windows with mingw-w64, and run kat.c under wine.
 
-    python tests/win_c/run.py [--wrong-expected] [--keep DIR] [--timeout SECONDS]
+    python tools/win_c/run.py [--wrong-expected] [--keep DIR] [--timeout SECONDS]
 
 Needs ``x86_64-w64-mingw32-gcc`` (Debian: gcc-mingw-w64-x86-64-posix or -win32; the core uses
 the Win32 API directly, so either thread model works) and wine (Debian: wine, wine64).  Either
