@@ -1,4 +1,4 @@
-"""A pytest plugin (``pytest -p measurement_disagrees``, with tests/ on the path): every selection
+"""A pytest plugin (``pytest -p measurement_disagrees``, with tools/ on the path): every selection
 measurement in the run disagrees with the ladder, as an AMD Zen 5's does.
 
 There the portable ``ref`` BLAKE2b is faster than every vector kernel (each vector instruction
