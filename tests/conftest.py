@@ -5,7 +5,8 @@ Backends this CPU cannot run (or that are blocked or broken) show up as skips wi
 tests are not skipped but run, and fail with the registry's reason, so a run on an emulated CPU
 cannot go green by skipping what it was meant to prove.
 
-The allocator fixtures (``trimmed``, ``acquire_log``, ``install``) serve the work-memory tests.
+The allocator fixtures (``trimmed``, ``acquire_log``, ``install``) serve the work-memory tests;
+``recorder`` and ``no_work`` stand in for the hashing C call in the limits tests.
 
 No test may leave process-wide state changed for the tests after it (:func:`process_state`):
 the registry, its selection and the parsed settings are checked after every test, and a test
@@ -19,6 +20,7 @@ from __future__ import annotations
 import itertools
 import os
 import shutil
+import sys
 import tempfile
 
 import pytest
@@ -29,6 +31,13 @@ from argonishche._core import ffi
 from argonishche.exceptions import ArgonishcheError
 from argonishche.testing import USABLE_STATES as USABLE
 from argonishche.testing import required_backends
+
+# The test files sit in subject folders (tests/registry, tests/kernels, ...), which are not
+# packages: they import the shared helpers (support, plugin_wheels) from this folder, put on
+# sys.path here whatever pytest's import mode.
+_TESTS = os.path.dirname(os.path.abspath(__file__))
+if _TESTS not in sys.path:
+    sys.path.insert(0, _TESTS)
 
 
 def pytest_configure(config):
@@ -157,3 +166,28 @@ def install(monkeypatch):
         monkeypatch.setattr(_registry, "_instance", reg)
         return reg
     return installer
+
+
+# The limits tests' stand-ins for the hashing C call (tests/api/test_hardening.py and
+# tests/memory/test_limits.py).
+@pytest.fixture
+def recorder(monkeypatch):
+    """Replace the C call with a recorder returning a zero tag: costs reach it, nothing runs."""
+    calls = []
+
+    def record(argon2_table, blake2b_table, **request):
+        calls.append(request)
+        return bytes(request["hash_len"])
+
+    argonishche._registry.get()  # its self-test needs the real driver: initialise it first
+    monkeypatch.setattr(argonishche._driver, "argon2", record)
+    return calls
+
+
+@pytest.fixture
+def no_work(monkeypatch):
+    """Fail the test if anything is allocated or computed (the step after the limits)."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("work memory was requested for a hash over the limits")
+
+    monkeypatch.setattr(sys.modules["argonishche._argon2"], "_compute", refuse)

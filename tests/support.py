@@ -76,6 +76,22 @@ def run_python(code: str, *args: str, timeout: float = 120, settings: bool = Tru
                           capture_output=True, text=True, timeout=timeout, env=env)
 
 
+def call_cli(capsys, monkeypatch, *args: str, stdin: bytes = b""):
+    """``argonishche ARGS`` run in this process (``_cli.main``) with *stdin*, under pytest's
+    *capsys* and *monkeypatch*: (status, stdout, stderr)."""
+    import io
+
+    from argonishche import _cli
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
+    try:
+        status = _cli.main(list(args))
+    except SystemExit as exc:  # argparse's usage errors
+        status = exc.code
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
 def address_of(buffer) -> int:
     pointer = ffi.from_buffer(buffer)
     try:

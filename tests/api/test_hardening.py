@@ -11,7 +11,6 @@ import dataclasses
 import hashlib
 import itertools
 import os
-import sys
 import threading
 
 import pytest
@@ -44,29 +43,6 @@ valgrind_findings = load_tool("leak_workload").valgrind_findings  # the leaks en
 
 
 # ---- Limits ---------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def recorder(monkeypatch):
-    """Replace the C call with a recorder returning a zero tag: costs reach it, nothing runs."""
-    calls = []
-
-    def record(argon2_table, blake2b_table, **request):
-        calls.append(request)
-        return bytes(request["hash_len"])
-
-    argonishche._registry.get()  # its self-test needs the real driver: initialise it first
-    monkeypatch.setattr(argonishche._driver, "argon2", record)
-    return calls
-
-
-@pytest.fixture
-def no_work(monkeypatch):
-    """Fail the test if anything is allocated or computed (the step after the limits)."""
-    def refuse(*args, **kwargs):
-        raise AssertionError("work memory was requested for a hash over the limits")
-
-    monkeypatch.setattr(sys.modules["argonishche._argon2"], "_compute", refuse)
 
 
 def test_default_limits_are_the_documented_ones_and_frozen():

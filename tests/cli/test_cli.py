@@ -8,7 +8,6 @@ without the binary, and where the binary is installed the same cases are run aga
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
@@ -21,6 +20,7 @@ import pytest
 import argonishche
 from argonishche import _cli, _registry
 
+from support import call_cli as call
 from support import make_registry
 
 REFERENCE = shutil.which("argon2")
@@ -36,17 +36,6 @@ def run(*args, stdin=None, inherit=False, **env):
     return subprocess.run([sys.executable, "-m", "argonishche", *args], env=environ,
                           input=stdin, capture_output=True, timeout=120,
                           text=not isinstance(stdin, bytes))
-
-
-def call(capsys, monkeypatch, *args, stdin: bytes = b""):
-    """_cli.main(ARGS) in this process with *stdin*: (status, stdout, stderr)."""
-    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
-    try:
-        status = _cli.main(list(args))
-    except SystemExit as exc:  # argparse's usage errors
-        status = exc.code
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 def masked(text: str) -> str:

@@ -2,7 +2,8 @@
 string's length, checked before it is parsed) and ``argonishche verify``'s limit flags.
 
 The other limits, and the published profiles that must pass the defaults, are in
-test_hardening.py; its ``recorder`` and ``no_work`` fixtures stand in for the C call here too.
+tests/api/test_hardening.py; the ``recorder`` and ``no_work`` fixtures (conftest.py) stand in for
+the C call in both.
 """
 
 from __future__ import annotations
@@ -23,11 +24,8 @@ from argonishche import (
     argon2_verify,
 )
 
-import test_hardening
 from support import UINT32_MAX, b64, encoded_with
-from test_cli import call
-
-recorder, no_work = test_hardening.recorder, test_hardening.no_work  # the fixtures, shared
+from support import call_cli as call
 
 #: The string issue 12 found inside the old limits: 4 GiB, 64 passes, 64 lanes; 10-15 minutes.
 TEN_MINUTES = encoded_with(m=4 * 2**20, t=64, p=64)

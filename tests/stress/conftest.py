@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-# support (tests/), and safety_scripts and test_blake2b_threads (tests/api), whose programs and
-# scenarios these run at scale.
+# support (tests/), and from tests/api the programs, scenarios and checks these run at scale:
+# safety_scripts, test_server_safety, test_blake2b_threads, test_exceptions_pickle.
 _TESTS = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(_TESTS), str(_TESTS / "api")]
 
