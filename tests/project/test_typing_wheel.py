@@ -4,7 +4,7 @@ Checked as a user runs it: in a fresh venv holding only the wheel (with its depe
 mypy, from an empty directory, without this project's config (an explicit empty one, so that
 mypy finds no other on its way up the tree), and once more in a venv that also has every
 optional dependency argonishche imports when asked (the benchmark's peers, its plot, Django,
-pytest for argonishche.testing): an optional import must type-check whether or not it is
+pwdlib, pytest for argonishche.testing): an optional import must type-check whether or not it is
 installed, and never through a ``type: ignore`` that becomes an "unused ignore" error when it is.
 
 tox -e lint runs this (ARGONISHCHE_TYPING_CHECK=1) on the wheel tox built for it (TOX_PACKAGE);
@@ -33,7 +33,8 @@ pytestmark = pytest.mark.skipif(
 
 #: What argonishche imports only when asked, as pip names them, and the module each provides.
 OPTIONAL = {"argon2-cffi": "argon2", "pynacl": "nacl", "cryptography": "cryptography",
-            "matplotlib": "matplotlib", "django": "django", "pytest": "pytest"}
+            "matplotlib": "matplotlib", "django": "django", "pwdlib": "pwdlib",
+            "pytest": "pytest"}
 
 #: A hang (pip on a dead index, mypy) fails the test instead of stalling the run.
 INSTALL_TIMEOUT = 600
