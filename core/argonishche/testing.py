@@ -31,8 +31,9 @@ pass by skipping what it was meant to prove.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import random
-from typing import Any
+from typing import Any, NoReturn, Protocol
 
 from . import _certify, _discovery, _registry, _selftest, _settings
 from ._core import ffi
@@ -125,8 +126,7 @@ def usable_or_skip(name: str) -> None:
 
     ``ARGONISHCHE_REQUIRE_BACKENDS`` turns the skips into failures for the backends it names.
     """
-    import pytest
-
+    pytest: _PytestOutcomes = importlib.import_module("pytest")
     registry = _registry.get()
     info = next((b for b in registry.report() if b.name == name), None)
     if info is not None and info.state in USABLE_STATES:
@@ -141,6 +141,17 @@ def usable_or_skip(name: str) -> None:
     if name in required_backends():
         pytest.fail(f"{message} (required by {REQUIRE_ENV})", pytrace=False)
     pytest.skip(message)
+
+
+class _PytestOutcomes(Protocol):
+    """The part of pytest :func:`usable_or_skip` calls.  pytest is imported when it is called,
+    through importlib: it is a dependency of a plugin's tests, not of argonishche, so a type
+    checker of a project using argonishche may not have it (tests/project/test_typing_wheel.py).
+    """
+
+    def fail(self, reason: str = "", pytrace: bool = True) -> NoReturn: ...
+
+    def skip(self, reason: str = "") -> NoReturn: ...
 
 
 def _not_registered(registry: _registry.Registry, name: str) -> tuple[bool, str]:

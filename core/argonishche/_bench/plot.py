@@ -15,9 +15,9 @@ def load_pyplot() -> ModuleType:
     """matplotlib's pyplot with a file-only backend; ImportError if it is not installed."""
     import importlib
 
-    import matplotlib
-
-    matplotlib.use("Agg")
+    # Through importlib: a type checker needs neither matplotlib nor its types (an optional
+    # extra; tests/project/test_typing_wheel.py).
+    importlib.import_module("matplotlib").use("Agg")
     return importlib.import_module("matplotlib.pyplot")
 
 

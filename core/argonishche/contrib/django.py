@@ -25,13 +25,10 @@ Django's hasher does (argon2-cffi raises its ``VerificationError`` there), never
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import math
-from typing import Any
-
-from django.contrib.auth.hashers import Argon2PasswordHasher as _Stock
-from django.contrib.auth.hashers import BasePasswordHasher, mask_hash, must_update_salt
-from django.core.exceptions import ImproperlyConfigured
-from django.utils.translation import gettext_noop as _
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from argonishche import Argon2Params, Limits, argon2_hash, argon2_hash_encoded, argon2_verify
 from argonishche._argon2 import params_of
@@ -44,6 +41,28 @@ from argonishche.exceptions import (
 )
 
 __all__ = ["Argon2PasswordHasher"]
+
+# Django through importlib, and what this module uses of it typed here: Django is optional and
+# untyped (django-stubs is not a dependency), so a type checker of the installed argonishche,
+# with Django or without it, must not need it (tests/project/test_typing_wheel.py).  Importing
+# this module without Django still raises ModuleNotFoundError, as the import statements did.
+_hashers = importlib.import_module("django.contrib.auth.hashers")
+_Stock = _hashers.Argon2PasswordHasher
+mask_hash: Callable[[str], str] = _hashers.mask_hash
+must_update_salt: Callable[[str, int], bool] = _hashers.must_update_salt
+ImproperlyConfigured: type[Exception] = importlib.import_module(
+    "django.core.exceptions").ImproperlyConfigured
+_: Callable[[str], str] = importlib.import_module("django.utils.translation").gettext_noop
+
+if TYPE_CHECKING:
+    class BasePasswordHasher:
+        """What the hasher below uses of Django's base class (the type checker's view of it)."""
+
+        salt_entropy: int
+
+        def salt(self) -> str: ...
+else:
+    BasePasswordHasher = _hashers.BasePasswordHasher
 
 
 def _work(params: Argon2Params | Parameters) -> int:
@@ -58,12 +77,12 @@ class Argon2PasswordHasher(BasePasswordHasher):
     Costs are class attributes, as on Django's hasher: subclass to change them.
     """
 
-    algorithm = _Stock.algorithm
+    algorithm: str = _Stock.algorithm
     # Read from the installed Django, so that a Django release that raises its costs raises
     # these too and both hashers keep agreeing on which hashes need an update.
-    time_cost = _Stock.time_cost
-    memory_cost = _Stock.memory_cost
-    parallelism = _Stock.parallelism
+    time_cost: int = _Stock.time_cost
+    memory_cost: int = _Stock.memory_cost
+    parallelism: int = _Stock.parallelism
     # Django's hasher takes the tag length from argon2-cffi (DEFAULT_HASH_LENGTH), which need not
     # be installed here: 32 since argon2-cffi 21.2 (RFC 9106's profiles), 16 before.  Hashes with
     # 16-byte tags verify, and need an update, as with Django's hasher on a current argon2-cffi.
