@@ -1,0 +1,141 @@
+"""A pwdlib hasher on argonishche: ``PasswordHash((Argon2Hasher(),))`` without argon2-cffi.
+
+``argonishche.contrib.pwdlib.Argon2Hasher`` takes the place of pwdlib's
+``pwdlib.hashers.argon2.Argon2Hasher`` (which needs argon2-cffi, pwdlib's ``argon2`` extra).  It
+imports neither pwdlib nor argon2-cffi: pwdlib's ``PasswordHash`` takes any object with the
+methods of its ``HasherProtocol``, and this class has them, with the same names and arguments.
+Nothing is put in ``sys.modules``, so an ``import argon2`` elsewhere in the process still gets
+argon2-cffi, or fails if it is not installed.
+
+The same as pwdlib's hasher:
+
+- the constructor's arguments, their order and defaults (``time_cost=3``, ``memory_cost=65536``
+  KiB, ``parallelism=4``, ``hash_len=32``, ``salt_len=16``, ``type`` Argon2id): so the strings
+  and costs are the same, hashes either hasher made verify with the other, and switching makes
+  no stored hash "need a rehash";
+- ``identify``: the same test of the string's shape (``$argon2id$``, ``$argon2i$`` or
+  ``$argon2d$``, an optional ``v=``, then ``m=,t=,p=``), True or False, never reading the costs;
+- ``hash(password, *, salt=None)`` returns a str; ``verify(password, hash)`` returns True or
+  False; a str password is hashed as UTF-8, a str or bytes hash is read; anything else is a
+  ``TypeError("password must be str or bytes")`` (or ``"hash must ..."``), as from pwdlib.
+
+What differs is how a stored hash is trusted.  ``verify`` and ``check_needs_rehash`` take the
+costs from the stored string, which a tampered row or an imported dump controls: pwdlib's hasher
+runs ``t=4294967295`` as written (for hours), and raises ``UnicodeEncodeError`` for a string with
+non-ASCII digits in it.  Here every stored hash is read within :attr:`Argon2Hasher.limits` (an
+:class:`argonishche.Limits`, default ``Limits()``), before anything is allocated, its length
+before it is even parsed:
+
+- ``verify`` answers False for a wrong password and for any hash it cannot run: malformed, over
+  the limits, or within them but asking for more memory than the process can get now (an
+  ``ArgonishcheMemoryError``, which would make a login an HTTP 500);
+- ``check_needs_rehash`` answers True for any hash other than one this hasher would make,
+  including those it cannot read (pwdlib's raises for some of those, answers True for others).
+
+An argon2-cffi ``argon2.Type`` member is accepted as ``type`` (read by its name), so code that
+passed one keeps working where argon2-cffi is installed.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+
+from argonishche import Limits, PasswordHasher, Type
+from argonishche._params import TypeLike
+from argonishche._password_hasher import (
+    DEFAULT_HASH_LENGTH,
+    DEFAULT_MEMORY_COST,
+    DEFAULT_PARALLELISM,
+    DEFAULT_RANDOM_SALT_LENGTH,
+    DEFAULT_TIME_COST,
+)
+from argonishche.exceptions import ArgonishcheMemoryError, InvalidHashError, VerificationError
+
+__all__ = ["Argon2Hasher"]
+
+# The shape pwdlib's identify accepts, matched against the whole string: type, optional version,
+# the three costs, then optionally a salt field and a tag.  Every repetition is followed by a
+# character it cannot match ("$", ",", the end), so matching is linear in the string's length
+# (pwdlib tests identify on a 173 KB string).  \d is any Unicode digit, as in pwdlib's pattern:
+# identify answers as pwdlib's does, and verify refuses such digits.
+_SHAPE = re.compile(r"\$argon2(?:id|i|d)\$(?:v=\d+\$)?m=\d+,t=\d+,p=\d+(?:\$[^$]+(?:\$.+)?)?")
+
+
+def _require_str_or_bytes(value: object, name: str) -> None:
+    # pwdlib's own check and message: callers (and pwdlib's tests) match on the text.
+    if not isinstance(value, (str, bytes)):
+        raise TypeError(f"{name} must be str or bytes")
+
+
+def _argon2_type(value: TypeLike | enum.Enum) -> TypeLike:
+    """argon2-cffi's ``argon2.Type`` is a plain Enum (D, I, ID), not an int: read its name."""
+    if isinstance(value, enum.Enum) and not isinstance(value, Type):
+        return value.name
+    return value
+
+
+class Argon2Hasher:
+    """pwdlib's ``Argon2Hasher`` (its ``HasherProtocol``) on argonishche's Argon2."""
+
+    def __init__(self, time_cost: int = DEFAULT_TIME_COST,
+                 memory_cost: int = DEFAULT_MEMORY_COST,
+                 parallelism: int = DEFAULT_PARALLELISM, hash_len: int = DEFAULT_HASH_LENGTH,
+                 salt_len: int = DEFAULT_RANDOM_SALT_LENGTH,
+                 type: TypeLike | enum.Enum = Type.ID,  # noqa: A002 - pwdlib's argument name
+                 *, limits: Limits | None = None) -> None:
+        """Arguments as pwdlib's; invalid costs are refused here (a ParameterError).
+
+        :param limits: the most a stored hash may ask for before ``verify`` answers False
+            unrun (default ``argonishche.Limits()``, which admits every published profile).
+            This hasher's own costs must be within them (else UnsupportedParametersError).
+        """
+        self._hasher = PasswordHasher(time_cost, memory_cost, parallelism, hash_len, salt_len,
+                                      "utf-8", _argon2_type(type), limits=limits)
+
+    @property
+    def limits(self) -> Limits:
+        return self._hasher.limits
+
+    def __repr__(self) -> str:
+        hasher = self._hasher
+        return (f"Argon2Hasher(time_cost={hasher.time_cost}, memory_cost={hasher.memory_cost}, "
+                f"parallelism={hasher.parallelism}, hash_len={hasher.hash_len}, "
+                f"salt_len={hasher.salt_len}, type={hasher.type.label!r})")
+
+    @classmethod
+    def identify(cls, hash: str | bytes) -> bool:  # noqa: A002
+        """True if *hash* is shaped like an Argon2 PHC string (pwdlib's test; costs unread)."""
+        _require_str_or_bytes(hash, "hash")
+        if isinstance(hash, bytes):
+            try:
+                hash = hash.decode("utf-8")
+            except UnicodeDecodeError:
+                return False
+        return _SHAPE.fullmatch(hash) is not None
+
+    def hash(self, password: str | bytes, *, salt: bytes | None = None) -> str:
+        """A PHC string for *password* with a fresh random salt (or *salt*: at least 8 bytes)."""
+        _require_str_or_bytes(password, "password")
+        return self._hasher.hash(password, salt=salt)
+
+    def verify(self, password: str | bytes, hash: str | bytes) -> bool:  # noqa: A002
+        """True if *password* matches *hash*; False if not, or if *hash* cannot be run here."""
+        _require_str_or_bytes(password, "password")
+        _require_str_or_bytes(hash, "hash")
+        try:
+            return self._hasher.verify(hash, password)
+        except VerificationError:  # a wrong password, an unreadable hash (InvalidHashError),
+            return False           # or one over the limits (LimitExceededError)
+        except ArgonishcheMemoryError:
+            # Within the limits but more memory than the process can get now: no password can
+            # be checked against it, so none matches (and a login is refused, not an HTTP 500).
+            return False
+
+    def check_needs_rehash(self, hash: str | bytes) -> bool:  # noqa: A002
+        """True if *hash* was not made with this hasher's parameters, or cannot be read."""
+        _require_str_or_bytes(hash, "hash")
+        try:
+            return self._hasher.check_needs_rehash(hash)
+        except InvalidHashError:
+            return True  # it can never verify here: only a new hash lets the user in again
