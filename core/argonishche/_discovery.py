@@ -133,7 +133,7 @@ class PluginInfo:
     distribution: str
     #: ``"loaded"``, ``"blocked"``, ``"failed"`` or ``"deferred"`` (not imported yet).
     state: str
-    #: Why it is not simply loaded (empty when it is); every problem it had, ``; ``-separated.
+    #: Why it is not simply loaded (empty when it is); every problem it had, separated by ``"; "``.
     reason: str = ""
 
 

@@ -59,7 +59,7 @@ def _number(key: str, text: str, encoded: str) -> int:
 def extract_parameters(hash: str | bytes) -> Parameters:  # noqa: A002 - argon2-cffi's name
     """The :class:`Parameters` of the PHC string *hash*, as argon2-cffi's function of this name
     gives them (except that a string without ``v=`` is version 16, see
-    :data:`VERSION_WITHOUT_FIELD`).
+    ``VERSION_WITHOUT_FIELD``).
 
     Costs are not checked against any range or limit; InvalidHashError if the structure is not
     ``$argon2<d|i|id>[$v=<n>]$m=<n>,t=<n>,p=<n>$<salt>$<tag>`` (the costs in any order).

@@ -18,7 +18,8 @@ import argonishche
 
 ROOT = Path(__file__).resolve().parents[2]
 HEADER = ROOT / "core" / "argonishche" / "include" / "argonishche_kernel.h"
-DOCS = ("README.md", "PLUGINS.md")
+#: Every page of the docs (README.md, and the site under docs/, the plugin guide among them).
+DOCS = ("README.md", *sorted(str(page.relative_to(ROOT)) for page in (ROOT / "docs").rglob("*.md")))
 
 #: "ABI" (or "..._ABI"), then within a few words a number: "kernel ABI (now 2)", "ABI 3",
 #: "`ARGONISHCHE_KERNEL_ABI` (now 3:", "KERNEL_ABI = 3", "ABI version 3".  Not "abi3" (the
@@ -43,6 +44,10 @@ def test_the_finder_sees_every_way_of_stating_a_number():
     assert stated_numbers("bumps `ARGONISHCHE_KERNEL_ABI` (now 3: BLAKE2b's") == [3]
     assert stated_numbers("KERNEL_ABI = 4; the ABI is 5, ABI version 6, ABI 7") == [4, 5, 6, 7]
     assert stated_numbers("one cp311-abi3 wheel; the stable ABI; the ABI rules") == []
+
+
+def test_the_plugin_guide_is_among_the_docs_checked():
+    assert "docs/plugins.md" in DOCS
 
 
 def test_the_header_is_what_the_package_reports():

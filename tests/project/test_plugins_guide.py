@@ -1,4 +1,4 @@
-"""PLUGINS.md's allocator example works as written."""
+"""The plugin guide's (docs/plugins.md) allocator example works as written."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import types
 import argonishche
 from support import FakeEntryPoint, KNOWN_TAG, PASSWORD, SALT, SMALL, make_registry
 
-GUIDE = pathlib.Path(__file__).resolve().parents[2] / "PLUGINS.md"
+GUIDE = pathlib.Path(__file__).resolve().parents[2] / "docs" / "plugins.md"
 
 
 def test_the_allocator_plugin_example_registers_and_hashes(install):
-    block = re.search(r"## An allocator plugin\n\n```python\n(.*?)\n```", GUIDE.read_text(),
+    block = re.search(r"## An allocator plugin\n\n```\{testcode\}\n(.*?)\n```", GUIDE.read_text(),
                       re.S).group(1)
     plugin = {}
     exec(block, plugin)  # noqa: S102 - our own guide

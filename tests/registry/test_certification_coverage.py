@@ -162,7 +162,7 @@ def test_the_longest_run_is_the_headers_and_certification_checks_it_and_one_more
     assert "F is never called with more than ARGONISHCHE_BLAKE2B_MAX_RUN blocks" in header
     assert f"F is never called with more than {MAX_RUN} blocks" in " ".join(
         _certify.__doc__.split())
-    plugins = Path(__file__).resolve().parents[2] / "PLUGINS.md"
+    plugins = Path(__file__).resolve().parents[2] / "docs" / "plugins.md"
     assert f"F is never called with more than {MAX_RUN:,} blocks" in " ".join(
         plugins.read_text().split())  # wherever the paragraph's lines break
 

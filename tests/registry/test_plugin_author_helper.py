@@ -219,7 +219,7 @@ def test_the_backend_conforms():
 
 def run_plugin_tests(tmp_path, name):
     """A plugin installed as pip leaves one (its module and a .dist-info with the entry point)
-    and a test suite as PLUGINS.md writes it, run by pytest in a fresh interpreter."""
+    and a test suite as docs/plugins.md writes it, run by pytest in a fresh interpreter."""
     site = tmp_path / "site"
     dist_info = site / "brokenkernels-1.0.dist-info"
     dist_info.mkdir(parents=True)

@@ -1,14 +1,14 @@
 """The kernel plugin an author starts from works as documented: built with pip, installed, tested.
 
-Three real wheels, built at once with ``pip wheel --no-build-isolation`` (the route PLUGINS.md
-and the template's README give) and installed with ``pip install --target`` into directories
+Three real wheels, built at once with ``pip wheel --no-build-isolation`` (the route the plugin guide
+and the template's README gave) and installed with ``pip install --target`` into directories
 of their own, each then used from a fresh interpreter with that directory on PYTHONPATH, where
 argonishche finds the plugin through its entry point like any installed one:
 
 - ``plugins/argonishche-example``, the template: a ``cp311-abi3`` wheel, whose own tests pass
   installed, and whose backend the ladder never prefers to a built-in;
 - the same template with one rotation of its G wrong: its own tests must fail, not skip;
-- the kernel plugin PLUGINS.md spells out (its pyproject.toml, setup.py, plugin module and
+- the kernel plugin docs/plugins.md spells out (its pyproject.toml, setup.py, plugin module and
   build script, with the template's C file): a ``cp311-abi3`` wheel whose backend loads.
 
 Like tests/project/test_packaging.py, these build wheels (about ten seconds on two cores).
@@ -29,7 +29,7 @@ from plugin_wheels import pip, wait_all
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / "plugins" / "argonishche-example"
-GUIDE = ROOT / "PLUGINS.md"
+GUIDE = ROOT / "docs" / "plugins.md"
 RUN_TIMEOUT = 300
 NOT_SOURCE = shutil.ignore_patterns("build", "dist", "*.egg-info", "__pycache__", "*.so", "*.o")
 #: One rotation of the template's GB (RFC 9106 section 3.6) changed: every Argon2 hash is wrong.
@@ -37,20 +37,21 @@ ROTATION = "w[b] = argonishche_rotr64(w[b] ^ w[c], 63);"
 
 
 def guide_block(pattern: str) -> str:
-    """The code block of PLUGINS.md that *pattern* (a regex with one group) finds."""
+    """The code block of the plugin guide (docs/plugins.md) that *pattern* (a regex with one group) finds."""
     match = re.search(pattern, GUIDE.read_text(), re.S)
-    assert match, f"PLUGINS.md has no block matching {pattern!r}"
+    assert match, f"docs/plugins.md has no block matching {pattern!r}"
     return match.group(1) + "\n"
 
 
 def the_guides_project(directory: Path) -> Path:
-    """PLUGINS.md's kernel plugin, file by file as the guide gives it, with the template's C."""
+    """The guide's kernel plugin, file by file as the guide gives it, with the template's C."""
     files = {
         "pyproject.toml": guide_block(r"`pyproject.toml`:\n\n```toml\n(.*?)\n```"),
-        "setup.py": guide_block(r"```python\n(from setuptools import setup\n.*?)\n```"),
-        "mykernels/__init__.py": guide_block(r"`mykernels/__init__.py`:\n\n```python\n(.*?)\n```"),
+        "setup.py": guide_block(r"```\{code-block\} python\n:caption: setup\.py[^\n]*\n\n"
+                                r"(from setuptools import setup\n.*?)\n```"),
+        "mykernels/__init__.py": guide_block(r"`mykernels/__init__.py`:\n\n```\{testcode\}\n(.*?)\n```"),
         "build_mykernels.py": guide_block(
-            r"```python\n(from argonishche\.build import backend_ffibuilder\n.*?)\n```"),
+            r"```\{testcode\} build-script\n(from argonishche\.build import backend_ffibuilder\n.*?)\n```"),
     }
     for name, text in files.items():
         (directory / name).parent.mkdir(parents=True, exist_ok=True)
