@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -28,10 +29,20 @@ NOT_INHERITED = ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "PIP_NO_BUILD_ISOLAT
 
 
 def run(command: list[str | Path], *, timeout: float, **kwargs) -> subprocess.CompletedProcess[str]:
-    """Run *command*, stdout and stderr together in ``.stdout``; a hang fails the test."""
-    return subprocess.run([str(part) for part in command], stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True, timeout=timeout, check=False,
-                          **kwargs)
+    """Run *command*, stdout and stderr together in ``.stdout``.  A hang fails the test, with
+    the output so far, after killing the command's whole process group (pip's and bash's
+    children too, which would otherwise keep the pipe open)."""
+    arguments = [str(part) for part in command]
+    with subprocess.Popen(arguments, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, start_new_session=True, **kwargs) as process:
+        try:
+            output, _ = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            output, _ = process.communicate()
+            pytest.fail(f"{' '.join(arguments)} took longer than {timeout} s; its output:\n"
+                        f"{output}")
+    return subprocess.CompletedProcess(arguments, process.returncode, output)
 
 
 def checked(result: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[str]:
