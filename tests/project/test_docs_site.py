@@ -60,7 +60,8 @@ def test_the_finder_sees_plain_python_blocks():
     # So that the check below cannot pass by missing a block.
     text = ("```python\nx = 1\n```\n\n  ```pycon\n>>> 1\n```\n\n```{doctest}\n>>> 1\n1\n```\n"
             "```{code-block} python\nx = 1\n```\n"
-            "```{code-block} python\n:caption: setup.py\n\nsetup()\n```\n````text\n```python\n````\n")
+            "```{code-block} python\n:caption: setup.py\n\nsetup()\n```\n"
+            "````text\n```python\n````\n")
     assert plain_python_blocks(text) == [
         "line 1: ```python", "line 5: ```pycon",
         "line 13: ```{code-block} python without a :caption: saying what it is"]

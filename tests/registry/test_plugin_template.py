@@ -37,7 +37,7 @@ ROTATION = "w[b] = argonishche_rotr64(w[b] ^ w[c], 63);"
 
 
 def guide_block(pattern: str) -> str:
-    """The code block of the plugin guide (docs/plugins.md) that *pattern* (a regex with one group) finds."""
+    """The block of the plugin guide (docs/plugins.md) that *pattern* (one regex group) finds."""
     match = re.search(pattern, GUIDE.read_text(), re.S)
     assert match, f"docs/plugins.md has no block matching {pattern!r}"
     return match.group(1) + "\n"
@@ -49,9 +49,11 @@ def the_guides_project(directory: Path) -> Path:
         "pyproject.toml": guide_block(r"`pyproject.toml`:\n\n```toml\n(.*?)\n```"),
         "setup.py": guide_block(r"```\{code-block\} python\n:caption: setup\.py[^\n]*\n\n"
                                 r"(from setuptools import setup\n.*?)\n```"),
-        "mykernels/__init__.py": guide_block(r"`mykernels/__init__.py`:\n\n```\{testcode\}\n(.*?)\n```"),
+        "mykernels/__init__.py": guide_block(
+            r"`mykernels/__init__.py`:\n\n```\{testcode\}\n(.*?)\n```"),
         "build_mykernels.py": guide_block(
-            r"```\{testcode\} build-script\n(from argonishche\.build import backend_ffibuilder\n.*?)\n```"),
+            r"```\{testcode\} build-script\n"
+            r"(from argonishche\.build import backend_ffibuilder\n.*?)\n```"),
     }
     for name, text in files.items():
         (directory / name).parent.mkdir(parents=True, exist_ok=True)

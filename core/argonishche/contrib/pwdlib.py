@@ -22,7 +22,7 @@ The same as pwdlib's hasher:
 What differs is how a stored hash is trusted.  ``verify`` and ``check_needs_rehash`` take the
 costs from the stored string, which a tampered row or an imported dump controls: pwdlib's hasher
 runs ``t=4294967295`` as written (for hours), and raises ``UnicodeEncodeError`` for a string with
-non-ASCII digits in it.  Here every stored hash is read within :attr:`Argon2Hasher.limits` (an
+non-ASCII digits in it.  Here every stored hash is read within ``Argon2Hasher.limits`` (an
 :class:`argonishche.Limits`, default ``Limits()``), before anything is allocated, its length
 before it is even parsed:
 
