@@ -71,7 +71,7 @@ def emulator_command(cpu: str) -> list[str]:
         raise SystemExit(f"QEMU cannot emulate {cpu}; put Intel SDE's sde64 on PATH")
     if not qemu_model:
         raise SystemExit(f"QEMU cannot emulate {cpu} (no AVX-512): put Intel SDE's sde64 on "
-                         "PATH (README.md, 'Intel SDE')")
+                         "PATH (docs/development.md, 'Intel SDE')")
     raise SystemExit("no CPU emulator: install QEMU user mode (apt-get install -y qemu-user) or "
                      "put Intel SDE's sde64 on PATH")
 

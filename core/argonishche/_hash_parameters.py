@@ -16,7 +16,7 @@ from ._params import Type
 
 #: The version a PHC string without ``$v=`` has: such strings come from before Argon2 1.3, and
 #: the reference implementation's decoder reads them as 0x10.  (argon2-cffi reports 18 for them,
-#: which names no Argon2 version; see README.md, "Coming from argon2-cffi".)
+#: which names no Argon2 version; see docs/migration/argon2-cffi.md.)
 VERSION_WITHOUT_FIELD = 0x10
 
 _TYPE_NAMES = {"argon2d": Type.D, "argon2i": Type.I, "argon2id": Type.ID}

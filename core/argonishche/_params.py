@@ -193,7 +193,7 @@ class Limits:
     :class:`~argonishche.LimitExceededError` (an ``InvalidHashError``) before any work memory is
     allocated, and a string longer than :attr:`max_encoded_len` before it is even parsed.
     ``None`` means no limit for that field; :meth:`none` disables all of them.
-    The defaults are explained in README.md ("Limits and hostile input").
+    The defaults are explained in docs/limits.md.
     """
 
     max_memory_cost: int | None = 4 * 1024 * 1024  # KiB: 4 GiB, twice RFC 9106's 2 GiB profile

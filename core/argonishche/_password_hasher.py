@@ -2,7 +2,7 @@
 
 The class is argon2-cffi's ``PasswordHasher`` (same arguments in the same order, same defaults,
 ``from_parameters``, ``encoding``), so ``argonishche.argon2_cffi`` can export it unchanged; where
-it is deliberately stricter, README.md's "Coming from argon2-cffi" table says so.
+it is deliberately stricter, docs/migration/argon2-cffi.md's table says so.
 """
 
 from __future__ import annotations

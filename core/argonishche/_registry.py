@@ -11,8 +11,8 @@ Start-up happens on first use (the first hash, ``backends()``, ``info``), never 
 
 After that the hot path is :func:`selected_table`: one dictionary lookup, no pluggy call.
 
-Locks, threads and fork (the one place the lock order is written down; the README's "Threads,
-fork and servers" says it for users):
+Locks, threads and fork (the one place the lock order is written down; docs/threads.md says it for
+users):
 
 - ``fork()`` waits for two locks, in this order (the before-fork hooks run in reverse order of
   registration, and the package's ``__init__`` registers after this module): the lazy-name lock

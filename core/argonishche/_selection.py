@@ -4,7 +4,7 @@ A backend's priority (the ladder: ref < sse2 < ssse3 < sse41 < avx2 < avx512) sa
 instruction set is newer, not which kernel is faster on this CPU.  On an AMD Zen 5 every vector
 integer instruction takes two cycles and scalar ones one, so the portable ``ref`` BLAKE2b beats
 every vector kernel there, while on an Intel Xeon the vector kernels win (measured in 2026; see
-the README's "Backends").  So the default is to measure, once per CPU:
+docs/backends.md).  So the default is to measure, once per CPU:
 
 - ``ARGONISHCHE_BACKEND`` forces one backend for both algorithms.  A forced name that is not
   registered, or cannot run here, is an error that says why and lists what is available; never a

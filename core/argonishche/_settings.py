@@ -22,7 +22,7 @@ from . import _features
 from .exceptions import SettingError
 
 #: The allocator used when ``ARGONISHCHE_ALLOCATOR`` is unset: reusing mapped memory avoids a
-#: page fault per 4 KiB per hash (README, "Memory").
+#: page fault per 4 KiB per hash (docs/memory.md).
 DEFAULT_ALLOCATOR = "arena"
 #: ARGONISHCHE_SELECT's values, the default first (see argonishche._selection).
 SELECT_MODES = ("auto", "measure", "priority")

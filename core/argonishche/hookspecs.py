@@ -12,7 +12,7 @@ objects with the same hooks, registered directly and first, so that no other dis
 replace them.  Hooks run once, while the registry starts up, never per hash: a hook *registers*
 descriptors through a callback, and the registry then checks the CPU, loads the compiled module,
 checks its kernel ABI, runs the self-test and, for a third party's backend, its certification,
-before anything is selected (see PLUGINS.md).
+before anything is selected (see docs/plugins.md).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 argon2-cffi's own tests run against it in ``tox -e argon2-cffi-suite``; these are the cases its
 tests do not cover (its exception semantics as login code uses them, hostile hashes) and those
-where argonishche is deliberately different (README.md, "Coming from argon2-cffi").
+where argonishche is deliberately different (docs/migration/argon2-cffi.md).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ tests gets argonishche's (argon2-cffi itself may be installed too: it is never i
 Two kinds of test do not run as they are, each listed below with its reason:
 - SKIP: tests of argon2-cffi's C bindings (``ffi``, ``lib``, ``core``, cffi's messages), of a
   private helper argonishche has no counterpart of, or of its WebAssembly build;
-- DIFFERENT: argonishche deliberately behaves otherwise (README.md, "Coming from argon2-cffi");
+- DIFFERENT: argonishche deliberately behaves otherwise (docs/migration/argon2-cffi.md);
   these are strict xfails, so a test that starts passing is reported.
 """
 
