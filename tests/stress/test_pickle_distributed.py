@@ -70,7 +70,8 @@ raise SystemExit(1 if wrong else 0)
 
 def run(code: str, timeout: float) -> None:
     """Run *code* in a fresh interpreter with tests/ on sys.path; it must exit 0 in time."""
-    prelude = f"import sys\nsys.path.insert(0, {str(TESTS)!r})\n"
+    # support.py (tests/) and test_exceptions_pickle (tests/api/), as the stress conftest does.
+    prelude = f"import sys\nsys.path[:0] = [{str(TESTS)!r}, {str(TESTS / 'api')!r}]\n"
     proc = subprocess.run([sys.executable, "-c", prelude + code], cwd=TESTS.parent,
                           capture_output=True, text=True, timeout=timeout)
     if proc.returncode:
