@@ -10,7 +10,7 @@
 all are done; the stall is the ticker's worst lateness.  Submitting counts: the loop's default
 executor starts its threads from the loop's own thread, and a thread start maps a stack, which
 waits for any other thread holding the process's memory-map lock (a long MADV_POPULATE_WRITE
-did, before the arena populated in bounded steps).  The sides run in the same process,
+did, before the arena faulted its memory in a page at a time).  The sides run in the same process,
 interleaved (A B C, A B C, ...), after one unmeasured warm-up round:
 
     ours       argonishche's PasswordHasher.hash through ``run_blocking`` (the shared pool

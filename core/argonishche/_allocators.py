@@ -32,11 +32,12 @@ A wipe callback needs memory Python can see: with one, :meth:`acquire` lends a f
 for that hash instead.  Every mapping is marked MADV_DONTDUMP where available: work memory holds
 password-derived data and has no business in a core dump.
 
-Memory is faulted in ahead of a hash in steps of at most one 2 MiB page per system call
-(``ARGONISHCHE_POPULATE_STEP`` in ``core/csrc/platform.h``), never with ``MAP_POPULATE`` or one
-``MADV_POPULATE_WRITE`` for a whole mapping: populating holds the process's memory-map lock, and
-every other thread's mmap, munmap and mprotect (an event loop starting an executor thread, whose
-stack is a mapping) waited for the whole 64 MiB, 5 ms to over a second (issue 24).
+Memory is faulted in ahead of a hash a page at a time, by a read-write of one byte per page
+(``argonishche_pages_prefault`` in ``core/csrc/platform.h``), never with ``MAP_POPULATE`` or
+``MADV_POPULATE_WRITE``: those hold the process's memory-map lock, and every other thread's mmap,
+munmap and mprotect (an event loop starting an executor thread, whose stack is a mapping) waited
+for them, 5 ms to over a second for a whole 64 MiB, and still 68-171 ms in 2 MiB steps on a busy
+machine (issue 24); a page fault takes only its own range's lock.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ MIB = 1024 * 1024
 
 def _map(size: int, *, populate: bool, huge: bool = False) -> mmap.mmap:
     """An anonymous private mapping of *size* bytes (page aligned, so 64-byte aligned);
-    *populate*: faulted in now, not during the hash, in bounded steps and without the GIL (not
+    *populate*: faulted in now, not during the hash, a page at a time and without the GIL (not
     MAP_POPULATE, which holds the process's memory-map lock for the whole mapping: every other
     thread's mmap, a thread start's say, waited for all of it)."""
     flags = getattr(mmap, "MAP_PRIVATE", 0) | getattr(mmap, "MAP_ANONYMOUS", 0)

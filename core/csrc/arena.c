@@ -79,9 +79,9 @@ static int wants_huge_pages(size_t size, int flags) {
 }
 
 /* A mapping of `size` bytes for an arena with `flags`, or NULL with *status and *os_error set;
- * pre-faulted unless `fault_on_use`, in bounded steps (argonishche_pages_prefault): never with
- * MAP_POPULATE, which faults the whole mapping in under the memory-map lock, so that every
- * other thread's mmap (an event loop starting a thread, say) waited for all of it. */
+ * pre-faulted unless `fault_on_use`, a page fault per page (argonishche_pages_prefault): never
+ * with MAP_POPULATE or MADV_POPULATE_WRITE, which fault memory in under the memory-map lock, so
+ * that every other thread's mmap (an event loop starting a thread, say) waited for it. */
 static void *map_pages(size_t size, int flags, int fault_on_use, int *status, int *os_error) {
     /* Without huge pages (Windows) the advice is dropped: an ordinary mapping. */
     int huge = ARGONISHCHE_HAVE_HUGE_PAGES && wants_huge_pages(size, flags);
@@ -128,8 +128,7 @@ static void *map(size_t size, int flags, int *status, int *os_error) {
 
 /* ---- statistics for tests ---------------------------------------------------------------- */
 
-#ifndef _WIN32 /* only the POSIX prefault makes populate calls (Windows touches each page) */
-static size_t largest_populate; /* bytes, the most one populate call covered */
+static size_t largest_populate; /* bytes, the most one pre-fault faulted in at a time */
 
 void argonishche_note_populate(size_t bytes) {
     size_t seen = __atomic_load_n(&largest_populate, __ATOMIC_RELAXED);
@@ -137,16 +136,10 @@ void argonishche_note_populate(size_t bytes) {
                                                         __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
     }
 }
-#endif
 
 size_t argonishche_largest_populate(int reset) {
-#ifdef _WIN32
-    (void)reset;
-    return 0;
-#else
     if (reset) return __atomic_exchange_n(&largest_populate, 0, __ATOMIC_RELAXED);
     return __atomic_load_n(&largest_populate, __ATOMIC_RELAXED);
-#endif
 }
 
 void argonishche_prefault(void *memory, size_t size) { argonishche_pages_prefault(memory, size); }

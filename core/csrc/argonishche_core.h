@@ -165,12 +165,12 @@ size_t argonishche_arena_cached_bytes(argonishche_arena *arena);
 /* The calling thread's kept memory of `arena` (NULL and 0 if none): for tests and reports. */
 ARGONISHCHE_API
 void *argonishche_arena_thread_memory(argonishche_arena *arena, size_t *size);
-/* The most bytes one populate system call (MADV_POPULATE_WRITE) covered since the last reset
- * (non-zero `reset`: and starts again from 0); 0 where there is none (Windows): for tests that
- * no call holds the memory-map lock for a whole mapping. */
+/* The most bytes a pre-fault faulted in at a time since the last reset (non-zero `reset`: and
+ * starts again from 0): a page, never a populate system call's range, for tests that nothing
+ * holds the memory-map lock while faulting memory in; 0 if nothing was pre-faulted. */
 ARGONISHCHE_API
 size_t argonishche_largest_populate(int reset);
-/* Faults in [memory, memory + size) in bounded steps, keeping its contents (GIL released). */
+/* Faults in [memory, memory + size) a page at a time, keeping its contents (GIL released). */
 ARGONISHCHE_API
 void argonishche_prefault(void *memory, size_t size);
 

@@ -180,15 +180,6 @@ static inline int argonishche_pages_lock(void *memory, size_t size) {
     return VirtualLock(memory, size) ? 0 : argonishche_os_error();
 }
 
-/* Faults in every page of [memory, memory + size) without changing its contents (see the
- * POSIX version); Windows has no MADV_POPULATE_WRITE: one read-write of a byte per page. */
-static inline void argonishche_pages_prefault(void *memory, size_t size) {
-    size_t page = argonishche_page_size();
-    volatile uint8_t *p = memory;
-    for (size_t offset = 0; offset < size; offset += page) p[offset] = p[offset];
-    if (size != 0) p[size - 1] = p[size - 1];
-}
-
 static inline void *argonishche_aligned_alloc(size_t alignment, size_t size) {
     return _aligned_malloc(size, alignment);
 }
@@ -251,51 +242,6 @@ static inline void *argonishche_pages_map(size_t size, int populate, int *os_err
     return memory;
 }
 
-#if defined(__linux__) && !defined(MADV_POPULATE_WRITE)
-#define MADV_POPULATE_WRITE 23 /* Linux 5.14; older C libraries lack the name */
-#endif
-
-/* The most bytes one MADV_POPULATE_WRITE covers.  Populating holds the process's memory-map
- * lock (for reading) until the call returns, and meanwhile every other thread's mmap, munmap and
- * mprotect waits: a thread start (its stack), malloc's large blocks, and, once such a writer
- * queues, the page faults that need the lock.  64 MiB in one call held it for 5 ms to over 1 s
- * (huge pages compacted on fault, or memory the hypervisor had taken back), so an event loop
- * that started a thread meanwhile stalled that long.  One step is at most one 2 MiB page and
- * ends on a 2 MiB boundary: a writer waits for one page, never for a whole mapping. */
-#define ARGONISHCHE_POPULATE_STEP ((size_t)2 << 20)
-
-/* Statistics for tests (arena.c): a populate call of `bytes` was made. */
-void argonishche_note_populate(size_t bytes);
-
-/* Faults in every page of [memory, memory + size) (any alignment) without changing its
- * contents, so it may run on memory part of which already holds data.  MADV_POPULATE_WRITE in
- * steps of ARGONISHCHE_POPULATE_STEP where the kernel has it (5.14+: it takes huge pages where
- * advised, and is far cheaper than a fault per page); else a read-write of one byte per page
- * (each fault holds the lock for one page).  Only the thread that owns the range may be
- * writing it meanwhile. */
-static inline void argonishche_pages_prefault(void *memory, size_t size) {
-    if (size == 0) return;
-    size_t page = argonishche_page_size();
-    uintptr_t start = (uintptr_t)memory & ~(uintptr_t)(page - 1), end = (uintptr_t)memory + size;
-#ifdef MADV_POPULATE_WRITE
-    uintptr_t at = start;
-    while (at < end) {
-        uintptr_t step = ARGONISHCHE_POPULATE_STEP, next = (at + step) & ~(uintptr_t)(step - 1);
-        if (next > end) next = end;
-        if (madvise((void *)at, next - at, MADV_POPULATE_WRITE) != 0) break;
-        argonishche_note_populate(next - at);
-        at = next;
-    }
-    if (at >= end) return;
-    start = at; /* an older kernel: touch what is left */
-#endif
-    volatile uint8_t *p = memory;
-    for (uintptr_t at_page = start; at_page < end; at_page += page) {
-        size_t offset = at_page < (uintptr_t)memory ? 0 : (size_t)(at_page - (uintptr_t)memory);
-        p[offset] = p[offset];
-    }
-}
-
 /* Any page-aligned part of a mapping (huge-page trimming unmaps its edges). */
 #define argonishche_pages_unmap(memory, size) munmap((memory), (size)) /* also unlocks */
 #define argonishche_pages_lock(memory, size) (mlock((memory), (size)) == 0 ? 0 : errno)
@@ -304,5 +250,34 @@ static inline void argonishche_pages_prefault(void *memory, size_t size) {
 #define argonishche_aligned_free(p) free(p)
 
 #endif
+
+/* ---- both ---------------------------------------------------------------------------------- */
+
+/* Statistics for tests (arena.c): a pre-fault faulted in at most `bytes` per fault. */
+void argonishche_note_populate(size_t bytes);
+
+/* Faults in every page of [memory, memory + size) (any alignment) without changing its
+ * contents, so it may run on memory part of which already holds data: a read-write of one byte
+ * per page, each a page fault of its own.  Not MADV_POPULATE_WRITE (nor MAP_POPULATE): that
+ * holds the process's memory-map lock until the call returns, and meanwhile every other thread's
+ * mmap, munmap and mprotect waits (a thread start's stack, malloc's large blocks); on a busy
+ * machine the populating thread is preempted while holding it, so even 2 MiB steps stalled an
+ * event loop that started executor threads meanwhile by 68-171 ms, against argon2-cffi's 36-80
+ * ms, which faults on use (tools/bench_async_stall.py, 2 vCPUs, Linux 6.18).  A page fault
+ * takes only the faulting range's lock (per-VMA locks, Linux 6.4+; before that the memory-map
+ * lock for one page; Windows has no populate call): touched, the stall was 28-31 ms against 55-80.  Where huge pages are
+ * advised, the first touch of each 2 MiB faults in the whole huge page.  Only the thread that
+ * owns the range may be writing it meanwhile. */
+static inline void argonishche_pages_prefault(void *memory, size_t size) {
+    if (size == 0) return;
+    size_t page = argonishche_page_size();
+    uintptr_t start = (uintptr_t)memory & ~(uintptr_t)(page - 1), end = (uintptr_t)memory + size;
+    volatile uint8_t *p = memory;
+    for (uintptr_t at_page = start; at_page < end; at_page += page) {
+        size_t offset = at_page < (uintptr_t)memory ? 0 : (size_t)(at_page - (uintptr_t)memory);
+        p[offset] = p[offset];
+    }
+    argonishche_note_populate(page);
+}
 
 #endif /* ARGONISHCHE_PLATFORM_H */

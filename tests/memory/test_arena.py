@@ -294,7 +294,7 @@ def test_arena_memory_from_2mib_is_advised_for_huge_pages_and_prefaulted(trimmed
     fields = mapping_of(address)
     assert "hg" in fields["VmFlags"].split()  # madvise(MADV_HUGEPAGE)
     assert "dd" in fields["VmFlags"].split()  # still MADV_DONTDUMP
-    # faulted in ahead of filling (by the lane threads, in 2 MiB steps), whole huge pages
+    # faulted in ahead of filling (by the lane threads, a page at a time), whole huge pages
     assert int(fields["Rss"].split()[0]) * 1024 >= size
 
 

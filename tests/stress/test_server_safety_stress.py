@@ -86,5 +86,6 @@ def test_event_loop_stall_no_worse_than_argon2_cffi():
     # The loop's default executor starts its threads while others hash, and each start maps a
     # stack: issue 24's goal for it, over 5 runs, is a worst stall of at most 2x argon2-cffi's
     # + 20 ms (one 64 MiB populate per new arena held the memory-map lock: 250-430 ms against
-    # argon2-cffi's 47-73 ms before the fix, 54-138 against 53-98 after).
+    # argon2-cffi's 47-73 ms; populated in 2 MiB steps, 68-171 against 36-80, which failed CI;
+    # faulted in a page at a time, 27-35 against 50-93).
     assert worst["ours-dflt"] <= 2 * worst["theirs"] + 20.0, stalls
