@@ -76,7 +76,7 @@ ffibuilder.set_source(
     '#include "argonishche_core.h"',
     sources=[os.path.join(CSRC, name) for name in
              ("arena.c", "argon2.c", "blake2b.c", "code_identity.c", "cpu_features.c",
-              "cpu_features_arm.c", "kernel_workout.c", "memory.c")],
+              "cpu_features_arm.c", "kernel_workout.c", "memory.c", "work_memory.c")],
     include_dirs=[CSRC, INCLUDE],
     # Rebuilt when a header changes too, not only a .c file (see headers_beside).
     depends=sorted(os.path.join(d, name) for d in (CSRC, INCLUDE) for name in os.listdir(d)

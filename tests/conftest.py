@@ -26,7 +26,7 @@ import tempfile
 import pytest
 
 import argonishche
-from argonishche import _registry, _settings
+from argonishche import _registry, _settings, _work_memory
 from argonishche._core import ffi
 from argonishche.exceptions import ArgonishcheError
 from argonishche.testing import USABLE_STATES as USABLE
@@ -46,6 +46,7 @@ def pytest_configure(config):
     os.environ["XDG_CACHE_HOME"] = config.argonishche_cache
     try:  # the process registry, built now, remembers its selection in the run's cache
         _registry.get()
+        _work_memory.config()  # decided now, so that a test that changes it is told
     except ArgonishcheError:  # an invalid setting: the tests that need the registry say so
         pass
 
@@ -58,6 +59,7 @@ def _snapshot():
     leave changed, with what is needed to put it back."""
     registry = _registry._instance
     state = {"registry": registry, "settings": _settings._current,
+             "memory_budget": _work_memory._config,
              "environment": {k: v for k, v in os.environ.items()
                              if k.startswith("ARGONISHCHE_") or k == "XDG_CACHE_HOME"}}
     if registry is not None:
@@ -72,6 +74,7 @@ def _comparable(state):
     entries = [(entry.name, s, tuple(selected_for))
                for entry, s, selected_for in state.get("entries", ())]
     return {"registry": id(state["registry"]), "settings": id(state["settings"]),
+            "memory_budget": state["memory_budget"],
             "environment": state["environment"],
             "tables": {a: int(ffi.cast("uintptr_t", t))
                        for a, t in state.get("tables", {}).items()},
@@ -81,6 +84,7 @@ def _comparable(state):
 
 def _restore(state):
     _registry._instance, _settings._current = state["registry"], state["settings"]
+    _put_back_budget(state["memory_budget"])
     for name in [k for k in os.environ if k.startswith("ARGONISHCHE_")]:
         del os.environ[name]
     os.environ.update(state["environment"])
@@ -143,6 +147,34 @@ def trimmed():
     argonishche.trim_memory()
     yield
     argonishche.trim_memory()
+
+
+def _put_back_budget(config):
+    _work_memory._config = config
+    if config is not None:
+        _work_memory.lib.argonishche_memory_configure(config.budget,
+                                                      round(config.idle_seconds * 1000))
+
+
+@pytest.fixture
+def budget():
+    """``budget(mib, idle_seconds=..., wait_seconds=...)`` sets the process's work-memory budget
+    (:func:`argonishche.set_memory_budget`) for the test; the one before is put back after it,
+    and the memory the test left idle is given back."""
+    before = _work_memory.config()
+    yield argonishche.set_memory_budget
+    _put_back_budget(before)
+    argonishche.trim_memory()
+
+
+@pytest.fixture
+def busy(budget):
+    """A server at its work-memory budget: all of it reserved by the test, and no waiting, so
+    that every hash that needs memory raises MemoryBudgetTimeout at once."""
+    budget(16, wait_seconds=0)
+    held = _work_memory.reserve(16 * 2**20)
+    yield
+    held.close()
 
 
 @pytest.fixture

@@ -24,6 +24,8 @@ from .exceptions import (
     HashingError,
     InvalidHashError,
     LimitExceededError,
+    MemoryBudgetError,
+    MemoryBudgetTimeout,
     ParameterError,
     ParameterOverflowError,
     ParameterTypeError,
@@ -36,6 +38,7 @@ from .hookspecs import Allocator, Backend, hookimpl
 from ._params import Argon2Params, Limits, Type
 from ._registry import BackendInfo
 from ._discovery import PluginInfo
+from ._work_memory import MemoryBudget, memory_budget, set_memory_budget
 from ._version import __version__ as __version__
 from ._core import lib as _lib
 
@@ -120,10 +123,13 @@ def calibrate() -> dict[str, dict[str, float]]:
 
 
 def trim_memory() -> int:
-    """Return the work memory allocators keep between hashes (the arenas of idle threads) to the
-    OS, after wiping it; the number of bytes returned.  Interpreter exit does this too."""
+    """Give the work memory kept idle for the next hashes back to the OS now (wiped first where
+    its last hash opted out of the wipe), and ask plugin allocators to do the same; the number of
+    bytes given back.  Idle memory goes back by itself after ``ARGONISHCHE_MEMORY_IDLE_SECONDS``,
+    and at interpreter exit."""
     reg = _registry.get()
-    return sum(allocator.trim() for allocator, _ in reg.allocators.values())
+    return _lib.argonishche_memory_trim() + sum(
+        allocator.trim() for allocator, _ in reg.allocators.values())
 
 
 def memory_size(memory_cost: int, parallelism: int = 1) -> int:
@@ -137,9 +143,11 @@ def memory_size(memory_cost: int, parallelism: int = 1) -> int:
 __all__ = [
     "Argon2Params", "ArgonishcheError", "ArgonishcheMemoryError", "Backend", "BackendError",
     "BackendInfo", "HashingError", "InvalidHashError", "LimitExceededError", "Limits",
-    "ParameterError", "ParameterOverflowError", "ParameterTypeError", "PluginInfo", "SettingError",
+    "MemoryBudget", "MemoryBudgetError", "MemoryBudgetTimeout", "ParameterError",
+    "ParameterOverflowError", "ParameterTypeError", "PluginInfo", "SettingError",
     "UnsupportedParametersError", "PasswordHasher", "Type", "VerificationError",
     "VerifyMismatchError", "argon2_hash", "argon2_hash_encoded", "argon2_verify", "backends",
-    "blake2b", "calibrate", "hash_many", "hookimpl", "KERNEL_ABI", "memory_size",
-    "plugins", "selected_backend", "trim_memory", "Allocator",  # noqa: RUF022
+    "blake2b", "calibrate", "hash_many", "hookimpl", "KERNEL_ABI", "memory_budget",
+    "memory_size", "plugins", "selected_backend", "set_memory_budget", "trim_memory",
+    "Allocator",  # noqa: RUF022
 ]

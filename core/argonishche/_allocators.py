@@ -6,38 +6,38 @@ and the kernel zeroes every page first; reusing memory that is already mapped av
 (argon2-cffi and libargon2 measured 2.0-2.2x faster that way at 32 MiB, on an AMD EPYC Zen 4
 VM with glibc 2.36 in November 2026).
 
+Every allocator's memory counts against the process's one work-memory budget
+(:mod:`argonishche._work_memory`): a hash is admitted first, and waits in arrival order while
+the budget is full.
+
+- ``arena`` (the default): the process's kept memory.  A finished hash's mapping is kept for the
+  next hash of any thread, and given back to the OS after ``ARGONISHCHE_MEMORY_IDLE_SECONDS``
+  unused (default 10), on :func:`argonishche.trim_memory`, or when a fresh mapping needs its
+  room in the budget.  Fresh mappings are faulted in by the hash's lane threads in parallel, a
+  write fault per page, and from 2 MiB up advised for transparent huge pages (rounded up to
+  whole 2 MiB pages: a 32 MiB hash's random references then stay within the TLB).
 - ``system``: allocate and free in C for every hash, exactly like the reference implementation.
-- ``arena`` (the default): each thread's memory is kept between its hashes, grown to the largest
-  hash seen, faulted in by the first hash's lane threads in parallel, and from 2 MiB up advised
-  for transparent huge pages (rounded up to whole 2 MiB pages: a 32 MiB hash's random
-  references then stay within the TLB); a hash above
-  ``ARGONISHCHE_ARENA_MAX_MIB`` (default 1024) gets a fresh mapping of its own, advised for huge
-  pages, faulted in and wiped by the lane threads in parallel (each its own lanes) and unmapped
-  after it, and after a hash the thread keeps at most ``ARGONISHCHE_ARENA_RETAIN_MIB``
-  (default 64): one burst of large hashes (attacker-chosen costs, within the limits) does not
-  decide what the process holds from then on.  A thread's memory goes back to the OS when the
-  thread ends, however it was started; :func:`argonishche.trim_memory` and interpreter exit
-  return every idle thread's.
 - ``hugepages``: a fresh mapping per hash, advised for transparent 2 MiB pages, so a 32 MiB hash
-  takes 16 faults instead of 8,192; where the OS gives no huge pages it is an ordinary mapping.
+  takes 16 faults instead of 8,192; never kept.  Where the OS gives no huge pages it is an
+  ordinary mapping.
 - ``locked``: like ``arena``, but every mapping is mlock'ed: never written to swap.  Needs
-  ``RLIMIT_MEMLOCK`` (``ulimit -l``) room, or CAP_IPC_LOCK; refusing is a clear error, and so is
-  a hash above the bound (it has no unlocked fallback).  A forked child drops the parent's locked
-  memory (locks are not inherited) and locks anew.
+  ``RLIMIT_MEMLOCK`` (``ulimit -l``) room, or CAP_IPC_LOCK; refusing is a clear error.  A forked
+  child drops the parent's locked memory (locks are not inherited) and locks anew.
 
-The three mapping allocators are C arenas (``core/csrc/arena.c``): the memory is taken, used
-and given back inside the one C call that hashes, with the GIL released, so no Python exception
-(a signal handler's, say) can leave it half taken, and no other thread waits while it is mapped.
-A wipe callback needs memory Python can see: with one, :meth:`acquire` lends a fresh mapping
-for that hash instead.  Every mapping is marked MADV_DONTDUMP where available: work memory holds
-password-derived data and has no business in a core dump.
+The three mapping allocators lease their memory in C (``core/csrc/arena.c``): it is admitted,
+taken, used and given back inside the one C call that hashes, with the GIL released, so no
+Python exception (a signal handler's, say) can leave it half taken, and no other thread waits
+while it is mapped.  A wipe callback needs memory Python can see: with one, :meth:`acquire`
+lends a fresh mapping for that hash instead (reserved in the budget all the same).  Every
+mapping is marked MADV_DONTDUMP where available: work memory holds password-derived data and
+has no business in a core dump.
 
-Memory is faulted in ahead of a hash a page at a time, by a read-write of one byte per page
-(``argonishche_pages_prefault`` in ``core/csrc/platform.h``), never with ``MAP_POPULATE`` or
+Memory is faulted in ahead of a hash a page at a time, never with ``MAP_POPULATE`` or
 ``MADV_POPULATE_WRITE``: those hold the process's memory-map lock, and every other thread's mmap,
 munmap and mprotect (an event loop starting an executor thread, whose stack is a mapping) waited
-for them, 5 ms to over a second for a whole 64 MiB, and still 68-171 ms in 2 MiB steps on a busy
-machine (issue 24); a page fault takes only its own range's lock.
+for them (issue 24); a page fault takes only its own range's lock.  See
+``argonishche_pages_prefault`` in ``core/csrc/platform.h`` for why each page is faulted by a
+write, not a read then a write.
 """
 
 from __future__ import annotations
@@ -47,7 +47,6 @@ import mmap
 import os
 from typing import TYPE_CHECKING, cast
 
-from . import _settings
 from ._core import ffi, lib
 from .exceptions import ArgonishcheMemoryError
 from .hookspecs import Allocator, hookimpl
@@ -56,8 +55,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 HUGE_PAGE = 2 * 1024 * 1024
-ARENA_MAX_ENV = "ARGONISHCHE_ARENA_MAX_MIB"
-MIB = 1024 * 1024
 
 
 def _map(size: int, *, populate: bool, huge: bool = False) -> mmap.mmap:
@@ -94,32 +91,14 @@ class SystemAllocator(Allocator):
 
 class ArenaAllocator(Allocator):
     name = "arena"
-    description = "per-thread memory reused across hashes, pre-faulted, bounded"
+    description = "the process's work memory, reused by any thread's next hash, bounded"
     #: Flags of the C arena (ARGONISHCHE_ARENA_LOCKED, ARGONISHCHE_ARENA_HUGE_PAGES).
     arena_flags = 0
 
-    def __init__(self, max_bytes: int | None = None, retain_bytes: int | None = None) -> None:
-        """:param max_bytes: the largest hash served from the arena (None: the setting
-            ``ARGONISHCHE_ARENA_MAX_MIB``).
-        :param retain_bytes: the most a thread keeps mapped after a hash (None: the setting
-            ``ARGONISHCHE_ARENA_RETAIN_MIB``)."""
-        self._max_bytes = max_bytes
-        self._retain_bytes = retain_bytes
+    def __init__(self) -> None:
         self.c_arena = lib.argonishche_arena_new(self.arena_flags)
         if self.c_arena == ffi.NULL:
             raise ArgonishcheMemoryError("could not allocate an arena's bookkeeping")
-
-    @property
-    def max_bytes(self) -> int:
-        if self._max_bytes is None:  # at first use: an invalid value is a SettingError there
-            return _settings.current().arena_max_mib * MIB
-        return self._max_bytes
-
-    @property
-    def retain_bytes(self) -> int:
-        if self._retain_bytes is None:
-            return min(_settings.current().arena_retain_mib * MIB, self.max_bytes)
-        return self._retain_bytes
 
     @property
     def locked(self) -> bool:
@@ -127,10 +106,6 @@ class ArenaAllocator(Allocator):
 
     def failure(self, status: int, size: int, os_error: int) -> Exception | None:
         """The exception for a C arena status this allocator explains, else None."""
-        if status == lib.ARGONISHCHE_ERR_OVER_BOUND:
-            return ArgonishcheMemoryError(
-                f"the hash needs {size} bytes of locked memory, above the bound of "
-                f"{self.max_bytes} per thread: raise {ARENA_MAX_ENV}")
         if status == lib.ARGONISHCHE_ERR_LOCK:
             return ArgonishcheMemoryError(
                 f"could not lock {size} bytes of Argon2 work memory in RAM "
@@ -142,12 +117,8 @@ class ArenaAllocator(Allocator):
         return None
 
     def acquire(self, size: int) -> memoryview | None:
-        """A fresh mapping for one hash that Python must see (a wipe callback's): the kept
-        per-thread memory is only ever lent inside the C call that hashes."""
-        if size > self.max_bytes:
-            if self.locked:  # falling back would break the promise of never swapping
-                raise self.failure(lib.ARGONISHCHE_ERR_OVER_BOUND, size, 0)  # type: ignore[misc]
-            return None
+        """A fresh mapping for one hash that Python must see (a wipe callback's): the process's
+        kept memory is only ever lent inside the C call that hashes."""
         mapping = _map(size, populate=True)
         if self.locked:
             view = ffi.from_buffer(mapping)
@@ -169,18 +140,12 @@ class ArenaAllocator(Allocator):
         mapping.close()
 
     def trim(self) -> int:
-        """Unmap every thread's kept memory that no hash is using now (wiped first where the
-        last hash opted out of the wipe)."""
+        """Unmap the idle memory of this allocator's kind (wiped first where its last hash
+        opted out of the wipe)."""
         return lib.argonishche_arena_trim(self.c_arena)
 
     def cached_bytes(self) -> int:
         return lib.argonishche_arena_cached_bytes(self.c_arena)
-
-    def thread_memory(self) -> tuple[int, int]:
-        """(address, bytes) of the memory the calling thread keeps, (0, 0) if none."""
-        size = ffi.new("size_t *")
-        address = lib.argonishche_arena_thread_memory(self.c_arena, size)
-        return int(ffi.cast("uintptr_t", address)), size[0]
 
 
 class LockedAllocator(ArenaAllocator):
@@ -194,13 +159,7 @@ class HugePagesAllocator(ArenaAllocator):
     description = "a fresh mapping per hash, advised for 2 MiB transparent huge pages"
     arena_flags = lib.ARGONISHCHE_ARENA_HUGE_PAGES
 
-    @property
-    def retain_bytes(self) -> int:
-        return 0  # a fresh mapping per hash: what makes it "hugepages" and not an arena
-
     def acquire(self, size: int) -> memoryview | None:
-        if size > self.max_bytes:
-            return None
         # Only 2 MiB-aligned ranges can be huge pages: map one page more and start aligned.
         mapping = _map(size + HUGE_PAGE, populate=False, huge=True)
         address = int(ffi.cast("uintptr_t", ffi.from_buffer(mapping)))
@@ -213,8 +172,7 @@ BUILTIN = (SystemAllocator(), ArenaAllocator(), HugePagesAllocator(), LockedAllo
 
 @atexit.register
 def _trim_at_exit() -> None:
-    for allocator in BUILTIN:
-        allocator.trim()
+    lib.argonishche_memory_trim()
 
 
 class BuiltinAllocators:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal, NamedTuple, cast
 
-from . import _driver, _phc, _registry, _warn
+from . import _driver, _phc, _registry, _warn, _work_memory
 from .hookspecs import Allocator
 from .exceptions import InvalidHashError, ParameterError, ParameterTypeError, VerifyMismatchError
 from ._params import (
@@ -136,6 +136,7 @@ def _run(reg: _registry.Registry, inputs: _Inputs, argon2_table: CData, blake2b_
     wipe_in_c, wipe_callback = wipe_policy
     owner = None
     acquired = None  # what owner.acquire() lent, owed back to it
+    reservation = None  # its share of the work-memory budget, held until it is given back
     buffer: Buffer | None = None
     arena = None
     if memory is not None:
@@ -148,8 +149,13 @@ def _run(reg: _registry.Registry, inputs: _Inputs, argon2_table: CData, blake2b_
         if wipe_callback is None and getattr(owner, "c_arena", None) is not None:
             arena = cast("CArena", owner)  # its memory is taken and given back inside the C call
         else:
-            buffer = acquired = owner.acquire(
-                _driver.memory_size(params.memory_cost, params.parallelism))
+            size = _driver.memory_size(params.memory_cost, params.parallelism)
+            reservation = _work_memory.reserve(size)
+            try:
+                buffer = acquired = owner.acquire(size)
+            finally:
+                if acquired is None:  # raised, or none lent: the C driver's own allocation is
+                    reservation.close()  # admitted by itself
             if wipe_callback is not None and buffer is None:  # nothing acquired, nothing to free
                 raise ParameterError(f"a wipe callback needs memory Python can see, and "
                                      f"allocator {owner.name!r} allocates in C: use another "
@@ -186,6 +192,9 @@ def _run(reg: _registry.Registry, inputs: _Inputs, argon2_table: CData, blake2b_
                     # memory, so it could not be unmapped.  The arenas wipe it before they try;
                     # it is unmapped when that reference goes.
                     kept = True
+                finally:
+                    if reservation is not None:
+                        reservation.close()
         # Reached when the callback returned.  After a hash that returned, the tag is right
         # and is returned with this warning rather than lost to a BufferError (one that
         # raised goes on raising).  Refusing the callback before hashing is not possible, as

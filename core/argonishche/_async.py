@@ -5,10 +5,13 @@ event loop free.  :func:`run_blocking` runs a call on the thread pool the whole 
 (``argonishche._pool``: ``hash_many`` runs there too):
 
 * **Bounded.**  At most :func:`pool_size` calls run at once (the CPUs this process may run on),
-  however many coroutines await: more would only make each hash slower and keep more work
-  memory, since each pool thread keeps one hash's worth (``trim_memory()`` returns it).  Calls
-  beyond that wait their turn in the pool's queue (unbounded: limiting how many requests hash
-  at all, a semaphore say, is the application's part), without blocking the loop.
+  however many coroutines await: more would only make each hash slower and hold more work
+  memory at once.  Calls beyond that wait their turn in the pool's queue (unbounded: limiting
+  how many requests hash at all, a semaphore say, is the application's part), without blocking
+  the loop.  Work memory is bounded for the whole process by its budget
+  (:func:`argonishche.memory_budget`): a call whose memory does not fit waits for room on its
+  pool thread, never on the loop, and raises :class:`~argonishche.MemoryBudgetTimeout` through
+  the ``await`` if none comes in time.
 * **Lazy.**  Importing this module imports neither asyncio nor concurrent.futures, nor starts a
   thread; the pool is made (under a lock, once) by the first call, and serves every event loop
   of every thread.

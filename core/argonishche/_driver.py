@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from . import _work_memory
 from ._core import ffi, lib
 from .exceptions import ArgonishcheMemoryError, HashingError, ParameterError, ParameterTypeError
 
@@ -20,15 +21,11 @@ if TYPE_CHECKING:
     from ._params import Buffer
 
     class CArena(Protocol):
-        """An allocator whose memory lives in a C arena (see :mod:`argonishche._allocators`),
-        lent to the calling thread inside the one C call that hashes."""
+        """An allocator whose memory is leased in C from the process's work memory (see
+        :mod:`argonishche._allocators`) inside the one C call that hashes."""
 
         @property
         def c_arena(self) -> CData: ...  # ``argonishche_arena *``
-        @property
-        def max_bytes(self) -> int: ...
-        @property
-        def retain_bytes(self) -> int: ...
         def failure(self, status: int, size: int, os_error: int) -> Exception | None: ...
 
 
@@ -75,10 +72,13 @@ def argon2(argon2_table: CData, blake2b_table: CData, *, type: str, version: int
     :param salt: ``bytes``: the caller encodes the same object into a PHC string.
     :param memory: a writable buffer of at least :func:`memory_size` bytes if 64-byte aligned,
         up to ALIGNMENT_SLACK more if not, that no other running hash uses; None: *arena*'s, or
-        memory the C driver allocates and frees.
+        memory the C driver allocates and frees, admitted against the process's work-memory
+        budget first (waiting for room as :mod:`argonishche._work_memory` says).
     :param wipe_memory: securely wipe the work memory before returning.
-    :param arena: an allocator with a C arena (``c_arena``, ``max_bytes``, ``retain_bytes``,
-        ``failure()``), which lends the calling thread's memory inside the one C call.
+    :param arena: an allocator with a C arena (``c_arena``, ``failure()``), whose kind of memory
+        the hash leases inside the one C call; None: the C heap.
+    :raises MemoryBudgetError: the hash needs more than the whole budget (never with *memory*).
+    :raises MemoryBudgetTimeout: it waited too long for room.
     """
     tag = bytearray(hash_len)
     (password_c, password_len, password_copy), (secret_c, secret_len, secret_copy), \
@@ -107,10 +107,12 @@ def argon2(argon2_table: CData, blake2b_table: CData, *, type: str, version: int
         request.memory_len = given = len(memory_c)
     os_error = ffi.new("int *")
     try:
-        if arena is not None and memory_c is None:
-            status = lib.argonishche_arena_argon2_hash(
-                arena.c_arena, argon2_table, blake2b_table, request, arena.max_bytes,
-                arena.retain_bytes, os_error)
+        if memory_c is None:
+            c_arena = arena.c_arena if arena is not None else ffi.NULL
+            status = _work_memory.admitted(
+                lambda ticket, wait_ms: lib.argonishche_arena_argon2_hash(
+                    c_arena, argon2_table, blake2b_table, request, ticket, wait_ms, os_error),
+                memory_size(memory_cost, parallelism))
         else:
             status = lib.argonishche_argon2_hash(argon2_table, blake2b_table, request)
     finally:

@@ -7,8 +7,28 @@ import platform
 import sys
 from typing import Any
 
-from . import _cpu, _features, _records, _registry, _settings
+from . import _cpu, _features, _records, _registry, _settings, _work_memory
 from .exceptions import ArgonishcheError, SettingError
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:,.1f} MiB"
+
+
+def budget_lines(budget: dict[str, Any]) -> list[str]:
+    """The work-memory budget's lines of the report (also for ``tune``)."""
+    return [
+        f"Work memory: a budget of {_mib(budget['budget'])} for the whole process "
+        f"({budget['source']})",
+        f"  held now {_mib(budget['held'])} ({_mib(budget['in_use'])} in use by "
+        f"{budget['running']} hash(es), {_mib(budget['idle'])} idle); high-water mark "
+        f"{_mib(budget['high_water'])}; {budget['waiting']} hash(es) waiting",
+        f"  idle memory goes back to the OS after {budget['idle_seconds']:g} s unused; a hash "
+        f"waits at most {budget['wait_seconds']:g} s for room "
+        f"(ARGONISHCHE_MEMORY_BUDGET_MIB, _IDLE_SECONDS, _WAIT_SECONDS)",
+        f"  since start: {budget['maps']} mapping(s) made, {budget['reuses']} hash(es) reused "
+        f"kept memory, {budget['waits']} waited for room",
+    ]
 
 
 def collect(*, cpuinfo: bool = True) -> dict[str, Any]:
@@ -31,6 +51,7 @@ def collect(*, cpuinfo: bool = True) -> dict[str, Any]:
         "error": None,
         "allocator": None,
         "allocators": [],
+        "memory_budget": None,
     }
     try:
         reg = _registry.get()
@@ -46,9 +67,9 @@ def collect(*, cpuinfo: bool = True) -> dict[str, Any]:
     report["error"] = str(reg.selection_error) if reg.selection_error else None
     report["allocator"] = reg.allocator_name
     report["allocators"] = [{"name": name, "description": allocator.description,
-                             "distribution": dist, "cached_bytes": allocator.cached_bytes(),
-                             "retain_bytes_per_thread": getattr(allocator, "retain_bytes", None)}
+                             "distribution": dist, "cached_bytes": allocator.cached_bytes()}
                             for name, (allocator, dist) in sorted(reg.allocators.items())]
+    report["memory_budget"] = _work_memory.memory_budget()._asdict()
     try:
         reg.allocator()
     except ArgonishcheError as exc:
@@ -184,10 +205,10 @@ def render(report: dict[str, Any]) -> str:
     for a in report["allocators"]:
         mark = "default" if a["name"] == report["allocator"] else ""
         lines.append(f"  {a['name']:<10} {mark:<8} {a['description']} [{a['distribution']}]")
-        if a["retain_bytes_per_thread"] is not None:
-            lines.append(f"  {'':<19} keeps {a['cached_bytes'] / 2**20:.1f} MiB now; at most "
-                         f"{a['retain_bytes_per_thread'] / 2**20:.0f} MiB per thread after a "
-                         f"hash")
+        if a["cached_bytes"]:
+            lines.append(f"  {'':<19} keeps {a['cached_bytes'] / 2**20:.1f} MiB idle now")
+    if report["memory_budget"]:
+        lines += ["", *budget_lines(report["memory_budget"])]
     if report.get("allocator_error"):
         lines.append(f"ERROR: {report['allocator_error']}")
     if report["allocators"]:

@@ -1,8 +1,8 @@
 """The process's one hashing thread pool, shared by ``hash_many`` and ``run_blocking``.
 
 * **Bounded.**  :func:`pool_size` threads: the CPUs this process may run on.  More would only
-  make each hash slower and keep more work memory, since each pool thread keeps one hash's
-  worth in its arena (``trim_memory()`` returns it).
+  make each hash slower and hold more work memory at once (within the process's work-memory
+  budget either way: see :func:`argonishche.memory_budget`).
 * **Lazy.**  Importing this module imports neither ``concurrent.futures`` nor starts a thread;
   the pool is made (under a lock, once) by the first call of :func:`shared_pool`.
 * **fork()-safe.**  A child process forgets its parent's pool (whose threads did not survive the

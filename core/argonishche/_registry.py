@@ -47,7 +47,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from . import _backend_checks, _selection, _settings, _warn
+from . import _backend_checks, _selection, _settings, _warn, _work_memory
 from ._discovery import (
     AVAILABLE,
     LOAD_FAILED,
@@ -526,3 +526,4 @@ def reset() -> None:
         _instance = _provisional = None
         _generation += 1
         _settings.forget()
+        _work_memory.forget()

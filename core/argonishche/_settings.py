@@ -29,15 +29,29 @@ SELECT_MODES = ("auto", "measure", "priority")
 #: 1 TiB: far above any work memory the default limits allow (4 GiB), low enough that the
 #: product with 2**20 stays an ordinary integer everywhere.
 MAX_ARENA_MIB = 1 << 20
-#: What a thread's arena keeps after a hash: 64 MiB holds argon2-cffi's and RFC 9106's
-#: low-memory default (m=64 MiB) and every smaller cost (OWASP's 19 MiB, a 32 MiB server point),
-#: so those hashes reuse their memory; a larger hash maps its memory and gives it back, so that a
-#: burst of attacker-chosen costs (within the limits: up to 4 GiB) is not kept per thread.
-DEFAULT_RETAIN_MIB = 64
+#: Seconds idle work memory is kept for the next hash before it goes back to the OS: long enough
+#: that a server's steady trickle of logins keeps reusing its memory (a fresh mapping costs a page
+#: fault and the kernel's zeroing per page: most of a hash from 32 MiB up), short enough that a
+#: burst's memory is not held for long after it; jemalloc's default decay of unused pages is the
+#: same 10 s (``dirty_decay_ms``).
+DEFAULT_IDLE_SECONDS = 10
+#: Seconds a hash waits for room in the budget before MemoryBudgetTimeout: long enough to ride
+#: out a burst (a budget that runs k hashes at once clears n waiting ones in about n/k hash
+#: times), shorter than the request timeouts in front of a login (gunicorn's worker timeout and
+#: a proxy's read timeout are 30-60 s by default), so that the server answers "busy" itself.
+DEFAULT_WAIT_SECONDS = 10
+#: A day: the longest idle time or wait a variable may set.
+MAX_WAIT_SECONDS = 86400
+#: Per-thread arena bounds of argonishche 0.1, replaced by the process-wide budget: setting one is
+#: an error that says what to set instead, never a silent change of meaning.
+RETIRED = {
+    "ARGONISHCHE_ARENA_MAX_MIB": "the largest hash a thread's arena served",
+    "ARGONISHCHE_ARENA_RETAIN_MIB": "what a thread's arena kept after a hash",
+}
 #: Seconds a third-party kernel module's first certification may take in its child interpreter:
 #: it takes a few seconds; a kernel that hangs must not hang start-up.  A day at most.
 DEFAULT_CERTIFY_TIMEOUT = 120
-MAX_CERTIFY_TIMEOUT = 86400
+MAX_CERTIFY_TIMEOUT = MAX_WAIT_SECONDS
 
 
 def _ascii(raw: str) -> str:
@@ -85,15 +99,19 @@ def _mebibytes(raw: str, low: int = 1) -> int:
     return int(text)
 
 
-def _mebibytes_or_zero(raw: str) -> int:
-    return _mebibytes(raw, low=0)
-
-
-def _seconds(raw: str) -> int:
+def _seconds(raw: str, low: int = 1) -> int:
     text = _ascii(raw)  # isdigit() alone takes "²" too, which int() then refuses
-    if not text.isdigit() or not 1 <= int(text) <= MAX_CERTIFY_TIMEOUT:
+    if not text.isdigit() or not low <= int(text) <= MAX_WAIT_SECONDS:
         raise ValueError
     return int(text)
+
+
+def _seconds_or_zero(raw: str) -> int:
+    return _seconds(raw, low=0)
+
+
+def _budget(raw: str) -> int | None:
+    return _mebibytes(raw) if raw.strip() else None
 
 
 def _cpu_features(raw: str) -> frozenset[str]:
@@ -126,11 +144,16 @@ VARIABLES: tuple[Variable, ...] = (
              WITNESS_MODES[0]),
     Variable("ARGONISHCHE_ALLOCATOR", "allocator", _name,
              f"the name of one registered allocator (unset: {DEFAULT_ALLOCATOR})"),
-    Variable("ARGONISHCHE_ARENA_MAX_MIB", "arena_max_mib", _mebibytes,
-             f"a whole number of MiB from 1 to {MAX_ARENA_MIB} (no unit)", "1024"),
-    Variable("ARGONISHCHE_ARENA_RETAIN_MIB", "arena_retain_mib", _mebibytes_or_zero,
-             f"a whole number of MiB from 0 to {MAX_ARENA_MIB} (no unit)",
-             str(DEFAULT_RETAIN_MIB)),
+    Variable("ARGONISHCHE_MEMORY_BUDGET_MIB", "memory_budget_mib", _budget,
+             f"a whole number of MiB from 1 to {MAX_ARENA_MIB} (no unit): the most Argon2 work "
+             f"memory the process holds at once (unset: half of the least of its cgroup limit, "
+             f"physical memory and RLIMIT_AS/RLIMIT_DATA)"),
+    Variable("ARGONISHCHE_MEMORY_IDLE_SECONDS", "memory_idle_seconds", _seconds_or_zero,
+             f"a whole number of seconds from 0 to {MAX_WAIT_SECONDS} (no unit): how long idle "
+             f"work memory is kept for the next hash", str(DEFAULT_IDLE_SECONDS)),
+    Variable("ARGONISHCHE_MEMORY_WAIT_SECONDS", "memory_wait_seconds", _seconds_or_zero,
+             f"a whole number of seconds from 0 to {MAX_WAIT_SECONDS} (no unit): how long a "
+             f"hash waits for room in the work-memory budget", str(DEFAULT_WAIT_SECONDS)),
     Variable("ARGONISHCHE_DISABLE_CPU_FEATURES", "disabled_cpu_features", _cpu_features,
              f"comma-separated CPU features from: {', '.join(_features.NAMES)}"),
     Variable("ARGONISHCHE_CERTIFY_TIMEOUT", "certify_timeout", _seconds,
@@ -151,8 +174,9 @@ class Settings(NamedTuple):
     select: str
     witness: bool
     allocator: str | None
-    arena_max_mib: int
-    arena_retain_mib: int
+    memory_budget_mib: int | None
+    memory_idle_seconds: int
+    memory_wait_seconds: int
     disabled_cpu_features: frozenset[str]
     required_backends: frozenset[str]
     certify_timeout: int
@@ -175,6 +199,13 @@ def parse(environ: Mapping[str, str]) -> Settings:
     :raises SettingError: a variable's value is not allowed; the message names it.
     """
     values: dict[str, Any] = {}
+    for name, meaning in RETIRED.items():
+        if environ.get(name, "").strip():
+            raise SettingError(name, environ[name], (
+                f"unset: it set {meaning}, and argonishche now has one process-wide work-memory "
+                f"budget instead, which any thread's hash reuses: ARGONISHCHE_MEMORY_BUDGET_MIB "
+                f"bounds all work memory, ARGONISHCHE_MEMORY_IDLE_SECONDS how long idle memory "
+                f"is kept (docs/memory.md)"))
     for variable in VARIABLES:
         raw = environ.get(variable.env, "")
         foreign = next((i for i, char in enumerate(raw) if not char.isascii()), None)

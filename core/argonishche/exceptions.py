@@ -111,7 +111,8 @@ class ArgonishcheMemoryError(ArgonishcheError, MemoryError):
 
     ``argon2_hash``, ``argon2_verify``, ``PasswordHasher`` and ``hash_many`` raise it, also
     for a stored hash within the :class:`~argonishche.Limits` that asks for more memory than
-    the process can get now.  It is deliberately not a :class:`VerificationError`: a server can
+    the process can get now, or more than its whole work-memory budget
+    (:class:`MemoryBudgetError`).  It is deliberately not a :class:`VerificationError`: a server can
     tell "no memory now" (retry, HTTP 503) from a wrong password.  The adapters answer as their
     peers do instead: ``argonishche.argon2_cffi`` with ``VerificationError("Memory allocation
     error")`` (``HashingError`` when hashing), the Django hasher with False.
@@ -128,3 +129,24 @@ class ArgonishcheMemoryError(ArgonishcheError, MemoryError):
     # tp_new slot stays BaseException's); naming it makes cls.__new__(cls) safe.
     if not TYPE_CHECKING:  # to a type checker it is MemoryError's constructor either way
         __new__ = Exception.__new__
+
+
+class MemoryBudgetError(ArgonishcheMemoryError):
+    """A hash needs more work memory than the process's whole work-memory budget
+    (:func:`argonishche.memory_budget`): refused at once, before anything is allocated, with the
+    budget, where it came from and the hash's needs in the message (attributes ``needed`` and
+    ``budget``, bytes).  It is an :class:`ArgonishcheMemoryError`: like memory the OS refuses,
+    it will not come by waiting, so the adapters answer it as they answer that."""
+
+
+class MemoryBudgetTimeout(ArgonishcheError, TimeoutError):
+    """A hash waited longer than allowed (``ARGONISHCHE_MEMORY_WAIT_SECONDS``, default 10 s) for
+    room in the process's work-memory budget: the server is busy, the password was not checked.
+
+    Attributes ``needed``, ``budget`` (bytes) and ``waited`` (seconds).  Deliberately neither a
+    :class:`VerificationError` nor a :class:`MemoryError`: a right password must never be
+    reported wrong because the server is busy, and none of the adapters turns this into False
+    or into argon2-cffi's ``VerificationError``.  Answer it as a server answers overload (HTTP
+    503 with ``Retry-After``; ``argonishche.contrib.django.ServerBusyMiddleware`` does for
+    Django).  A :class:`TimeoutError`, so code that retries timeouts retries this.
+    """

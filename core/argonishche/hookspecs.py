@@ -88,7 +88,9 @@ class Allocator:
 
     Subclass, set :attr:`name` and :attr:`description`, and register an instance.  The library
     calls :meth:`acquire` before each hash and :meth:`release` after it, from the hashing thread
-    (several threads at once: keep per-thread state per thread).  The work memory is wiped
+    (several threads at once: keep per-thread state per thread).  The size is reserved in the
+    process's work-memory budget before :meth:`acquire` and given back after :meth:`release`
+    (so a hash may wait for room before :meth:`acquire` is called).  The work memory is wiped
     before :meth:`release` unless the caller opted out (``wipe=False``).
     """
 

@@ -22,8 +22,11 @@
 #define ARGONISHCHE_ERR_NO_MEMORY (-2)        /* the work memory could not be allocated */
 #define ARGONISHCHE_ERR_MEMORY_TOO_SMALL (-3) /* caller memory smaller than argon2_memory_size */
 #define ARGONISHCHE_ERR_LOCK (-4)             /* memory could not be locked (mlock; see os_error) */
-#define ARGONISHCHE_ERR_OVER_BOUND (-5)       /* a locked arena's bound is smaller than the hash */
+#define ARGONISHCHE_ERR_OVER_BUDGET (-5)      /* the hash needs more than the whole work-memory
+                                                 budget (argonishche_memory_configure) */
 #define ARGONISHCHE_ERR_MEMORY_IN_USE (-6)    /* caller memory overlaps a running hash's */
+#define ARGONISHCHE_WAIT_MEMORY 1             /* not a failure: the budget had no room within
+                                                 the wait asked for; call again (same ticket) */
 
 /* ---- BLAKE2b (RFC 7693) ------------------------------------------------------------------ */
 
@@ -122,49 +125,106 @@ int argonishche_argon2_hash(const void *argon2_kernels, const void *blake2b_kern
 int argonishche_argon2_hash_prefault(const void *argon2_kernels, const void *blake2b_kernels,
                                      const argonishche_argon2_request *request);
 
-/* ---- Arenas: per-thread work memory kept between hashes (arena.c) ------------------------ */
+/* ---- The process's work memory: one budget, admission, reuse (work_memory.c, arena.c) --- */
 
+/* Work memory is a resource of the process, not of a thread.  Every hash whose memory argonishche
+ * allocates (any allocator; not a caller's own buffer) is admitted against one budget first:
+ * while the memory of the hashes running now and the memory kept idle for the next ones would go
+ * over it, hashes wait in arrival order (idle memory is given back first to make room).  A
+ * finished hash's mapping is kept for the next hash of any thread, and given back to the OS once
+ * it has been idle for the configured time, or on a trim. */
+
+/* A hash's place in the queue for the budget, and what it reserved through
+ * argonishche_memory_reserve.  Zeroed by its owner (cffi's ffi.new does), passed to every call of
+ * one hash, then closed.  The owner must close it before freeing it (Python does in a finally,
+ * and with ffi.gc as the backstop). */
+typedef struct argonishche_memory_ticket {
+    struct argonishche_memory_ticket *next; /* in the queue */
+    uint64_t wanted;       /* bytes it waits for */
+    uint64_t reserved;     /* bytes argonishche_memory_reserve granted it */
+    uint64_t last_seen_ns; /* its owner's last call; a queue head unseen for long is dropped */
+    uint64_t generation;   /* the process it was queued or granted in (a fork begins another) */
+    int queued;
+} argonishche_memory_ticket;
+
+typedef struct argonishche_memory_stats {
+    uint64_t budget;     /* bytes; UINT64_MAX until configured */
+    uint64_t in_use;     /* bytes the running hashes hold */
+    uint64_t idle;       /* bytes kept mapped for the next hashes */
+    uint64_t high_water; /* the most in_use + idle has been (since the last reset) */
+    uint64_t idle_ms;    /* how long idle memory is kept */
+    uint64_t maps;       /* mappings made since the process started */
+    uint64_t reuses;     /* hashes served from kept memory */
+    uint64_t waits;      /* hashes that had to queue for room */
+    uint32_t running;    /* hashes holding memory now */
+    uint32_t waiting;    /* hashes in the queue now */
+} argonishche_memory_stats;
+
+/* Sets the budget (bytes) and how long idle memory is kept (0: given back after every hash);
+ * idle memory above a lowered budget is given back at once. */
+ARGONISHCHE_API
+void argonishche_memory_configure(uint64_t budget, uint64_t idle_ms);
+/* Non-zero `reset_high_water`: the high-water mark starts again from what is held now. */
+ARGONISHCHE_API
+void argonishche_memory_stats_read(argonishche_memory_stats *stats, int reset_high_water);
+/* Reserves `bytes` for memory allocated outside the C arenas (a plugin allocator's, or a mapping
+ * Python must see): ARGONISHCHE_OK, ARGONISHCHE_ERR_OVER_BUDGET or ARGONISHCHE_WAIT_MEMORY, as
+ * argonishche_arena_argon2_hash.  argonishche_memory_ticket_close gives it back. */
+ARGONISHCHE_API
+int argonishche_memory_reserve(argonishche_memory_ticket *ticket, uint64_t bytes,
+                               uint32_t wait_ms);
+/* Leaves the queue and gives back what the ticket reserved; safe to call more than once. */
+ARGONISHCHE_API
+void argonishche_memory_ticket_close(argonishche_memory_ticket *ticket);
+/* Gives every idle mapping back to the OS (wiped first where its last hash opted out of the
+ * wipe); bytes given back. */
+ARGONISHCHE_API
+uint64_t argonishche_memory_trim(void);
+
+/* An allocator's kind of memory: what a mapping is made with. */
 typedef struct argonishche_arena argonishche_arena;
 
 #define ARGONISHCHE_ARENA_LOCKED 1     /* mlock every mapping: never written to swap */
-#define ARGONISHCHE_ARENA_HUGE_PAGES 2 /* advise transparent huge pages; fault on first use */
+#define ARGONISHCHE_ARENA_HUGE_PAGES 2 /* a fresh mapping per hash, advised for transparent huge
+                                          pages, faulted on first use; never kept */
 
 /* A new arena, never freed (allocators live as long as the process); NULL if out of memory. */
 ARGONISHCHE_API
 argonishche_arena *argonishche_arena_new(int flags);
 
-/* argonishche_argon2_hash with the work memory of the calling thread's slot of `arena`: mapped
- * (or grown) on first need, kept between hashes, and unmapped after this hash when more than
- * `retain_bytes`.  A hash needing more than `max_bytes` allocates per call instead (a locked arena
- * refuses it: ARGONISHCHE_ERR_OVER_BOUND).  request->memory must be NULL.  *os_error is the errno
- * behind ARGONISHCHE_ERR_NO_MEMORY or ARGONISHCHE_ERR_LOCK, else 0. */
+/* argonishche_argon2_hash, admitted against the budget with `ticket`, in work memory of `arena`
+ * (kept memory of its kind if there is some, else a fresh mapping) or, `arena` NULL, on the C
+ * heap (the system allocator).  Waits at most `wait_ms` for room: ARGONISHCHE_WAIT_MEMORY then,
+ * with the ticket still queued.  request->memory must be NULL.  *os_error is the errno behind
+ * ARGONISHCHE_ERR_NO_MEMORY or ARGONISHCHE_ERR_LOCK, else 0. */
 ARGONISHCHE_API
 int argonishche_arena_argon2_hash(argonishche_arena *arena, const void *argon2_kernels,
                                   const void *blake2b_kernels,
-                                  argonishche_argon2_request *request, size_t max_bytes,
-                                  size_t retain_bytes, int *os_error);
+                                  argonishche_argon2_request *request,
+                                  argonishche_memory_ticket *ticket, uint32_t wait_ms,
+                                  int *os_error);
+
+/* Gives back the idle memory of this arena's kind; bytes given back. */
+ARGONISHCHE_API
+uint64_t argonishche_arena_trim(argonishche_arena *arena);
+/* Bytes of this arena's kind kept idle now. */
+ARGONISHCHE_API
+uint64_t argonishche_arena_cached_bytes(argonishche_arena *arena);
 
 /* Work memory a running hash uses, linked into one process-wide list while it runs, so that a
- * second hash given overlapping memory is refused (the driver does this; arena.c keeps the list
- * and its fork handling).  Lives on the hashing call's stack: no allocation. */
+ * second hash given overlapping memory is refused (the driver does this).  Lives on the hashing
+ * call's stack: no allocation. */
 typedef struct argonishche_memory_claim {
     struct argonishche_memory_claim *next;
     uintptr_t start;
     uintptr_t end;
 } argonishche_memory_claim;
 
-/* 1 and `claim` linked in, or 0 if [start, start + len) overlaps a claim already made. */
+/* 1 and `claim` linked in, or 0 if [start, start + len) overlaps a claim already made
+ * (work_memory.c keeps the list, and forgets it in a forked child). */
 int argonishche_claim_memory(argonishche_memory_claim *claim, const void *start, size_t len);
 void argonishche_release_memory(argonishche_memory_claim *claim);
 
-/* Unmaps (after wiping, where the last hash did not) every slot no hash is using; bytes freed. */
-ARGONISHCHE_API
-size_t argonishche_arena_trim(argonishche_arena *arena);
-ARGONISHCHE_API
-size_t argonishche_arena_cached_bytes(argonishche_arena *arena);
-/* The calling thread's kept memory of `arena` (NULL and 0 if none): for tests and reports. */
-ARGONISHCHE_API
-void *argonishche_arena_thread_memory(argonishche_arena *arena, size_t *size);
 /* The most bytes a pre-fault faulted in at a time since the last reset (non-zero `reset`: and
  * starts again from 0): a page, never a populate system call's range, for tests that nothing
  * holds the memory-map lock while faulting memory in; 0 if nothing was pre-faulted. */

@@ -7,8 +7,12 @@
  * shim is a macro or a static inline function, so the POSIX build compiles to the same calls as
  * before the shims existed.
  *
- *   threads        argonishche_thread_start/join, ARGONISHCHE_THREAD_FN/_RETURN
- *   mutex, cond    argonishche_mutex (static ARGONISHCHE_MUTEX_INIT), argonishche_cond
+ *   threads        argonishche_thread_start/join, argonishche_thread_start_detached,
+ *                  ARGONISHCHE_THREAD_FN/_RETURN
+ *   mutex, cond    argonishche_mutex (static ARGONISHCHE_MUTEX_INIT), argonishche_cond;
+ *                  argonishche_cond_init_timed and argonishche_cond_wait_until for waits with
+ *                  a deadline on argonishche_monotonic_ns's clock
+ *   clock          argonishche_monotonic_ns: never steps back (the wall clock may)
  *   once           argonishche_once_flag, argonishche_call_once
  *   thread slots   argonishche_tls_key, ARGONISHCHE_TLS_DESTRUCTOR: a per-thread pointer whose
  *                  destructor runs when the thread ends (pthread key; Windows: a fiber-local
@@ -16,7 +20,7 @@
  *                  deleted: then per fiber, which is harmless, as a hash never switches fibers)
  *   pages          argonishche_pages_map/unmap/lock/prefault, argonishche_page_size (mmap vs
  *                  VirtualAlloc; mlock vs VirtualLock, whose limit is the working-set minimum;
- *                  MADV_POPULATE_WRITE vs touching each page)
+ *                  a write fault per page, never a populate call)
  *   errors         argonishche_os_error: errno, or on Windows the errno nearest GetLastError(),
  *                  so that Python's os.strerror explains it on both
  *   aligned heap   argonishche_aligned_alloc/free (aligned_alloc vs _aligned_malloc)
@@ -99,6 +103,14 @@ static inline void argonishche_thread_join(argonishche_thread thread) {
     CloseHandle(thread);
 }
 
+/* A thread nobody joins: 0, or nonzero if it could not be made. */
+static inline int argonishche_thread_start_detached(unsigned(__stdcall *fn)(void *), void *arg) {
+    argonishche_thread thread;
+    if (argonishche_thread_start(&thread, fn, arg) != 0) return -1;
+    CloseHandle(thread);
+    return 0;
+}
+
 typedef SRWLOCK argonishche_mutex;
 typedef CONDITION_VARIABLE argonishche_cond;
 #define ARGONISHCHE_MUTEX_INIT SRWLOCK_INIT
@@ -109,6 +121,23 @@ typedef CONDITION_VARIABLE argonishche_cond;
 #define argonishche_cond_wait(c, m) SleepConditionVariableSRW((c), (m), INFINITE, 0)
 #define argonishche_cond_broadcast(c) WakeAllConditionVariable(c)
 #define argonishche_cond_destroy(c) ((void)(c))
+
+static inline uint64_t argonishche_monotonic_ns(void) {
+    LARGE_INTEGER count, frequency;
+    QueryPerformanceCounter(&count);
+    QueryPerformanceFrequency(&frequency);
+    return (uint64_t)((double)count.QuadPart * 1e9 / (double)frequency.QuadPart);
+}
+
+#define argonishche_cond_init_timed(c) InitializeConditionVariable(c)
+
+/* Waits until signalled (or spuriously woken) or until the monotonic clock reads deadline_ns. */
+static inline void argonishche_cond_wait_until(argonishche_cond *c, argonishche_mutex *m,
+                                               uint64_t deadline_ns) {
+    uint64_t now = argonishche_monotonic_ns();
+    uint64_t ms = deadline_ns > now ? (deadline_ns - now + 999999) / 1000000 : 0;
+    SleepConditionVariableSRW(c, m, ms >= INFINITE ? INFINITE - 1 : (DWORD)ms, 0);
+}
 
 typedef INIT_ONCE argonishche_once_flag;
 #define ARGONISHCHE_ONCE_INIT INIT_ONCE_STATIC_INIT
@@ -191,6 +220,7 @@ static inline void *argonishche_aligned_alloc(size_t alignment, size_t size) {
 
 #include <pthread.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #define ARGONISHCHE_HAVE_FORK 1
@@ -202,6 +232,14 @@ typedef pthread_t argonishche_thread;
 #define argonishche_thread_start(thread, fn, arg) pthread_create((thread), NULL, (fn), (arg))
 #define argonishche_thread_join(thread) pthread_join((thread), NULL)
 
+/* A thread nobody joins: 0, or nonzero if it could not be made. */
+static inline int argonishche_thread_start_detached(void *(*fn)(void *), void *arg) {
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, fn, arg) != 0) return -1;
+    pthread_detach(thread);
+    return 0;
+}
+
 typedef pthread_mutex_t argonishche_mutex;
 typedef pthread_cond_t argonishche_cond;
 #define ARGONISHCHE_MUTEX_INIT PTHREAD_MUTEX_INITIALIZER
@@ -212,6 +250,42 @@ typedef pthread_cond_t argonishche_cond;
 #define argonishche_cond_wait(c, m) pthread_cond_wait((c), (m))
 #define argonishche_cond_broadcast(c) pthread_cond_broadcast(c)
 #define argonishche_cond_destroy(c) pthread_cond_destroy(c)
+
+static inline uint64_t argonishche_monotonic_ns(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
+/* A condition variable whose deadlines are on the monotonic clock (a static initializer's are
+ * on the wall clock, which an administrator or NTP may step).  macOS cannot choose the clock:
+ * there argonishche_cond_wait_until waits a relative time instead. */
+static inline void argonishche_cond_init_timed(argonishche_cond *c) {
+#if defined(__APPLE__)
+    pthread_cond_init(c, NULL);
+#else
+    pthread_condattr_t attributes;
+    pthread_condattr_init(&attributes);
+    pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC);
+    pthread_cond_init(c, &attributes);
+    pthread_condattr_destroy(&attributes);
+#endif
+}
+
+/* Waits until signalled (or spuriously woken) or until the monotonic clock reads deadline_ns;
+ * *c* made by argonishche_cond_init_timed. */
+static inline void argonishche_cond_wait_until(argonishche_cond *c, argonishche_mutex *m,
+                                               uint64_t deadline_ns) {
+    struct timespec at;
+#if defined(__APPLE__)
+    uint64_t now = argonishche_monotonic_ns(), wait = deadline_ns > now ? deadline_ns - now : 0;
+    at.tv_sec = (time_t)(wait / 1000000000u), at.tv_nsec = (long)(wait % 1000000000u);
+    pthread_cond_timedwait_relative_np(c, m, &at);
+#else
+    at.tv_sec = (time_t)(deadline_ns / 1000000000u), at.tv_nsec = (long)(deadline_ns % 1000000000u);
+    pthread_cond_timedwait(c, m, &at);
+#endif
+}
 
 typedef pthread_once_t argonishche_once_flag;
 #define ARGONISHCHE_ONCE_INIT PTHREAD_ONCE_INIT
@@ -257,25 +331,32 @@ static inline void *argonishche_pages_map(size_t size, int populate, int *os_err
 void argonishche_note_populate(size_t bytes);
 
 /* Faults in every page of [memory, memory + size) (any alignment) without changing its
- * contents, so it may run on memory part of which already holds data: a read-write of one byte
- * per page, each a page fault of its own.  Not MADV_POPULATE_WRITE (nor MAP_POPULATE): that
- * holds the process's memory-map lock until the call returns, and meanwhile every other thread's
- * mmap, munmap and mprotect waits (a thread start's stack, malloc's large blocks); on a busy
- * machine the populating thread is preempted while holding it, so even 2 MiB steps stalled an
- * event loop that started executor threads meanwhile by 68-171 ms, against argon2-cffi's 36-80
- * ms, which faults on use (tools/bench_async_stall.py, 2 vCPUs, Linux 6.18).  A page fault
- * takes only the faulting range's lock (per-VMA locks, Linux 6.4+; before that the memory-map
- * lock for one page; Windows has no populate call): touched, the stall was 28-31 ms against 55-80.  Where huge pages are
- * advised, the first touch of each 2 MiB faults in the whole huge page.  Only the thread that
- * owns the range may be writing it meanwhile. */
+ * contents, so it may run on memory part of which already holds data: an atomic OR of zero into
+ * one byte per page, each a page fault of its own.
+ *   - Not a read then a write (p[i] = p[i]): reading an untouched page maps the shared zero page,
+ *     and the write after it faults again, copies, and flushes the TLB of every CPU running a
+ *     thread of the process (inter-processor interrupts, and in a VM exits to the hypervisor).
+ *     A read-modify-write instruction faults once, as a write.  1 GiB by two threads: 2.6-3.1 s
+ *     read-then-write, 0.22 s as a write (tools/bench_memory_paths.py measures both).
+ *   - Not MADV_POPULATE_WRITE nor MAP_POPULATE: those hold the process's memory-map lock until
+ *     the call returns, and meanwhile every other thread's mmap, munmap and mprotect waits (a
+ *     thread start's stack, malloc's large blocks): a preempted populating thread stalled an
+ *     event loop starting executor threads by 68-171 ms, against argon2-cffi's 36-80.  A page
+ *     fault takes only its own range's lock (per-VMA locks, Linux 6.4+).
+ * Where huge pages are advised, the first touch of each 2 MiB faults in the whole huge page.
+ * Only the thread that owns the range may be writing it meanwhile. */
 static inline void argonishche_pages_prefault(void *memory, size_t size) {
     if (size == 0) return;
     size_t page = argonishche_page_size();
     uintptr_t start = (uintptr_t)memory & ~(uintptr_t)(page - 1), end = (uintptr_t)memory + size;
-    volatile uint8_t *p = memory;
+    uint8_t *p = memory;
     for (uintptr_t at_page = start; at_page < end; at_page += page) {
         size_t offset = at_page < (uintptr_t)memory ? 0 : (size_t)(at_page - (uintptr_t)memory);
-        p[offset] = p[offset];
+#if defined(_MSC_VER) && !defined(__clang__)
+        _InterlockedOr8((volatile char *)(p + offset), 0);
+#else
+        __atomic_fetch_or(p + offset, (uint8_t)0, __ATOMIC_RELAXED);
+#endif
     }
     argonishche_note_populate(page);
 }

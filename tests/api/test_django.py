@@ -353,3 +353,55 @@ def test_the_contrib_package_imports_without_django():
     """)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "contrib imports; contrib.django needs Django"
+
+
+# ---- a busy server -------------------------------------------------------------------------
+
+
+def test_a_busy_server_never_reports_a_right_password_as_wrong(budget):
+    """Every byte of the work-memory budget in use and no time to wait: check_password raises
+    MemoryBudgetTimeout (the password was not checked), never False."""
+    from argonishche import MemoryBudgetTimeout, _work_memory
+
+    encoded = hashers.make_password(PASSWORD)
+    budget(16, wait_seconds=0)
+    held = _work_memory.reserve(16 * 2**20)
+    try:
+        with pytest.raises(MemoryBudgetTimeout):
+            hashers.check_password(PASSWORD, encoded)
+        SMALL().harden_runtime(PASSWORD, encoded)  # a wrong password's padding is skipped
+    finally:
+        held.close()
+    assert hashers.check_password(PASSWORD, encoded)
+
+
+def test_the_server_busy_middleware_answers_503_with_retry_after(budget):
+    from django.test import Client
+
+    from argonishche import _work_memory
+
+    encoded = hashers.make_password(PASSWORD)
+    form = {"password": PASSWORD, "encoded": encoded}
+    with override_settings(ROOT_URLCONF="django_urls", ALLOWED_HOSTS=["testserver"],
+                           MIDDLEWARE=["argonishche.contrib.django.ServerBusyMiddleware"]):
+        client = Client(raise_request_exception=False)
+        budget(16, wait_seconds=0)
+        held = _work_memory.reserve(16 * 2**20)
+        try:
+            busy = client.post("/login", form)
+        finally:
+            held.close()
+        assert busy.status_code == 503 and busy["Retry-After"] == "5"
+        assert b"too busy" in busy.content
+        welcome = client.post("/login", form)
+        wrong = client.post("/login", {**form, "password": "wrong"})
+    assert (welcome.status_code, welcome.content) == (200, b"welcome")
+    assert wrong.status_code == 401
+
+
+def test_a_stored_hash_over_the_whole_budget_is_refused_like_memory_it_cannot_get(budget):
+    encoded = hashers.make_password(PASSWORD)
+    budget(1)
+    tampered = encoded.replace(f"m={CURRENT.memory_cost},", "m=4096,")
+    assert tampered != encoded
+    assert hashers.check_password(PASSWORD, tampered) is False

@@ -5,8 +5,14 @@ that call: ``VerificationError("Memory allocation error")`` from ``verify`` and
 ``verify_secret``, ``HashingError("Memory allocation error")`` from ``hash`` and the
 ``hash_secret*`` functions.  Code written for it catches ``VerificationError`` around a login
 and refuses the password (Django's hasher does), so the adapter answers the same way, where
-argonishche's own API raises :class:`~argonishche.ArgonishcheMemoryError`.  The original error,
-with the size that was asked for, stays the new one's ``__cause__``.
+argonishche's own API raises :class:`~argonishche.ArgonishcheMemoryError` (a hash larger than
+the process's whole work-memory budget included: :class:`~argonishche.MemoryBudgetError`).  The
+original error, with the size that was asked for, stays the new one's ``__cause__``.
+
+:class:`~argonishche.MemoryBudgetTimeout` is not answered so: it says the server is busy, not
+that the hash cannot be run, and argon2-cffi has no error for that.  Turned into a
+``VerificationError`` it would make such code refuse a right password; it passes through as it
+is (a ``TimeoutError``), for the application to answer as overload.
 """
 
 from __future__ import annotations

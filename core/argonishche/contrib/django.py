@@ -17,9 +17,17 @@ is allocated, and answers for a string it cannot read: ``verify`` False, ``must_
 hashers do for a value they cannot read.
 
 A stored hash within the limits may still ask for more memory than the process can get (a
-tampered row at ``m=1048576`` in a worker capped below 1 GiB): ``verify`` answers False, as
-Django's hasher does (argon2-cffi raises its ``VerificationError`` there), never an
-``ArgonishcheMemoryError`` that would make a login an HTTP 500.
+tampered row at ``m=1048576`` in a worker capped below 1 GiB), or more than its whole
+work-memory budget: ``verify`` answers False, as Django's hasher does (argon2-cffi raises its
+``VerificationError`` there), never an ``ArgonishcheMemoryError`` that would make a login an
+HTTP 500.
+
+A server that is merely busy is another matter.  When every byte of the process's work-memory
+budget is in use and a login has waited ``ARGONISHCHE_MEMORY_WAIT_SECONDS`` for room,
+``verify`` raises :class:`argonishche.MemoryBudgetTimeout`: the password was not checked, so it
+is neither right nor wrong, and answering False would turn away a user who typed it right.
+:class:`ServerBusyMiddleware` answers it with HTTP 503 and ``Retry-After``; without it, Django
+answers 500.
 """
 
 from __future__ import annotations
@@ -36,11 +44,12 @@ from argonishche.argon2_cffi import Parameters
 from argonishche.exceptions import (
     ArgonishcheMemoryError,
     InvalidHashError,
+    MemoryBudgetTimeout,
     ParameterError,
     VerificationError,
 )
 
-__all__ = ["Argon2PasswordHasher"]
+__all__ = ["Argon2PasswordHasher", "ServerBusyMiddleware"]
 
 # Django through importlib, and what this module uses of it typed here: Django is optional and
 # untyped (django-stubs is not a dependency), so a type checker of the installed argonishche,
@@ -206,8 +215,8 @@ class Argon2PasswordHasher(BasePasswordHasher):
 
         A hash that could not be read was refused without any work, so it gets a current
         hash's work in full; its own costs are never run.  If that memory cannot be allocated
-        now, the padding is skipped (Django's own hasher pads nothing): the login was refused
-        already and must not become an HTTP 500.
+        now, or the server is too busy to give it in time, the padding is skipped (Django's own
+        hasher pads nothing): the login was refused already and must not become an HTTP 500.
         """
         current = self.params()
         try:
@@ -224,5 +233,34 @@ class Argon2PasswordHasher(BasePasswordHasher):
             argon2_hash(password, self.salt().encode(), type=current.type,
                         version=current.version, time_cost=time_cost, memory_cost=memory_cost,
                         parallelism=current.parallelism, hash_len=current.hash_len)
-        except ArgonishcheMemoryError:
+        except (ArgonishcheMemoryError, MemoryBudgetTimeout):
             pass
+
+
+class ServerBusyMiddleware:
+    """Django middleware that answers a request whose password check could not get work memory
+    in time (:class:`argonishche.MemoryBudgetTimeout`) with HTTP 503 Service Unavailable and a
+    ``Retry-After`` header, as a server answers overload: not a 500, and never "wrong password".
+
+    Add ``"argonishche.contrib.django.ServerBusyMiddleware"`` to ``MIDDLEWARE``.  Every other
+    exception passes through untouched.
+    """
+
+    #: Seconds the ``Retry-After`` header asks the client to wait.
+    retry_after = 5
+
+    def __init__(self, get_response: Callable[[Any], Any]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: Any) -> Any:
+        return self.get_response(request)
+
+    def process_exception(self, request: Any, exception: Exception) -> Any:
+        if not isinstance(exception, MemoryBudgetTimeout):
+            return None
+        http = importlib.import_module("django.http")
+        response = http.HttpResponse(
+            "The server is too busy to check passwords right now; retry in a few seconds.\n",
+            status=503, content_type="text/plain; charset=utf-8")
+        response["Retry-After"] = str(self.retry_after)
+        return response

@@ -27,8 +27,12 @@ non-ASCII digits in it.  Here every stored hash is read within ``Argon2Hasher.li
 before it is even parsed:
 
 - ``verify`` answers False for a wrong password and for any hash it cannot run: malformed, over
-  the limits, or within them but asking for more memory than the process can get now (an
-  ``ArgonishcheMemoryError``, which would make a login an HTTP 500);
+  the limits, or within them but asking for more memory than the process can get now or than
+  its whole work-memory budget (an ``ArgonishcheMemoryError``, which would make a login an HTTP
+  500); but a hash that waited too long for room in a busy server's budget raises
+  :class:`argonishche.MemoryBudgetTimeout` (a ``TimeoutError``): its password was not checked,
+  and False would refuse a right one (answer it with HTTP 503, as FastAPI's exception handlers
+  can);
 - ``check_needs_rehash`` answers True for any hash other than one this hasher would make,
   including those it cannot read (pwdlib's raises for some of those, answers True for others).
 

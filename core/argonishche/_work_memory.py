@@ -1,0 +1,417 @@
+"""The process's work-memory budget: its size and where it came from, and waiting for room.
+
+Work memory is a resource of the process (``core/csrc/work_memory.c`` keeps it): every hash whose
+memory argonishche allocates is admitted against one budget, waits in arrival order while the
+process is at it, and finds the memory earlier hashes of any thread finished with.  This module
+decides the budget (:func:`default_budget`), hands it to C on the first hash, reports it
+(:func:`argonishche.memory_budget`) and turns a wait that lasted too long into
+:class:`~argonishche.MemoryBudgetTimeout`.
+
+**The default budget** is half of the least of what the process may really use: its cgroup's
+memory limit (v2 ``memory.max`` or ``memory.high``, or v1's hierarchical limit, of its own cgroup
+and every ancestor), physical memory, and ``RLIMIT_AS`` and ``RLIMIT_DATA`` (private anonymous
+mappings count against both).  Half, because work memory is never all a process holds: the
+interpreter, the application and its caches, the lane threads' stacks and the page cache of a
+container share the same limit, and a cgroup that reaches its limit is OOM-killed rather than
+told no.  A process that runs alone, or a pre-fork server that wants its workers to share one
+limit, sets ``ARGONISHCHE_MEMORY_BUDGET_MIB`` (each worker then the limit's share it should
+have).
+
+**Waiting** happens in C with the GIL released, in slices of :data:`WAIT_SLICE_MS`: between
+them the calling thread is back in Python for a moment, so signal handlers (Ctrl-C) run, and the
+deadline is checked here.  The ticket that keeps the hash's place is closed in a ``finally``, and
+by its ``ffi.gc`` destructor if even that is interrupted.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, NamedTuple
+
+from . import _settings
+from ._core import ffi, lib
+from .exceptions import MemoryBudgetError, MemoryBudgetTimeout, ParameterError
+
+if TYPE_CHECKING:
+    from ._core import CData
+
+MIB = 1024 * 1024
+#: The share of what the process may use that the default budget takes (see the module's text).
+DEFAULT_FRACTION = 0.5
+#: Milliseconds of one wait in C before the thread looks in on Python (signals, the deadline).
+WAIT_SLICE_MS = 100
+#: Limits at or above this are "unlimited" (cgroup v1 writes 2**63 rounded down to a page).
+UNLIMITED = 1 << 62
+
+
+class MemoryBudget(NamedTuple):
+    """The process's work-memory budget and what it holds now (:func:`argonishche.memory_budget`).
+
+    Sizes are in bytes.  ``held`` is ``in_use + idle``: the work memory argonishche has from the
+    OS now; it never exceeds ``budget``.
+    """
+
+    budget: int
+    #: Where ``budget`` came from, in words (a variable, ``set_memory_budget``, or which limit
+    #: the default is half of).
+    source: str
+    held: int
+    in_use: int
+    idle: int
+    #: The most ``held`` has been since the process started (or :func:`reset_high_water`).
+    high_water: int
+    #: Hashes holding work memory now, and hashes waiting for room.
+    running: int
+    waiting: int
+    #: Idle memory is given back to the OS after this many seconds without a hash using it.
+    idle_seconds: float
+    #: A hash waits at most this long for room before :class:`MemoryBudgetTimeout`.
+    wait_seconds: float
+    #: Since the process started: fresh mappings made, hashes served from kept memory, hashes
+    #: that had to wait.
+    maps: int
+    reuses: int
+    waits: int
+
+
+class _Config(NamedTuple):
+    budget: int
+    source: str
+    idle_seconds: float
+    wait_seconds: float
+
+
+_lock = threading.Lock()
+_config: _Config | None = None
+
+
+# ---- the default budget ----------------------------------------------------------------------
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="ascii") as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _limit_value(text: str | None) -> int | None:
+    """A limit file's value in bytes, or None for "max", unlimited or unreadable."""
+    if text is None:
+        return None
+    text = text.strip()
+    if not text.isdigit():
+        return None
+    value = int(text)
+    return value if 0 < value < UNLIMITED else None
+
+
+def _cgroup_mounts(mountinfo: str) -> tuple[str | None, str | None]:
+    """(the cgroup v2 mount point, the v1 memory controller's), from /proc/self/mountinfo."""
+    v2 = v1 = None
+    for line in mountinfo.splitlines():
+        fields = line.split()
+        if " - " not in line or len(fields) < 5:
+            continue
+        after = line.split(" - ", 1)[1].split()
+        fstype, options = after[0], (after[2] if len(after) > 2 else "")
+        if fstype == "cgroup2" and v2 is None:
+            v2 = fields[4]
+        elif fstype == "cgroup" and "memory" in options.split(",") and v1 is None:
+            v1 = fields[4]
+    return v2, v1
+
+
+def _ancestors(mount: str, path: str) -> Iterator[str]:
+    """The directories of cgroup *path* under *mount*, itself first, up to the mount's root.  In
+    a container the path may name the host's hierarchy, which is not mounted: then the root."""
+    directory = os.path.join(mount, path.lstrip("/"))
+    if not os.path.isdir(directory):
+        directory = mount
+    while True:
+        yield directory
+        if os.path.samefile(directory, mount) or directory == os.path.dirname(directory):
+            return
+        directory = os.path.dirname(directory)
+
+
+def cgroup_limit(proc: str = "/proc/self") -> tuple[int, str] | None:
+    """(bytes, description) of the memory limit of this process's cgroup, or None if none is
+    set (or none can be read: not Linux, no cgroup file system)."""
+    groups = _read(f"{proc}/cgroup")
+    mountinfo = _read(f"{proc}/mountinfo")
+    if groups is None or mountinfo is None:
+        return None
+    v2_mount, v1_mount = _cgroup_mounts(mountinfo)
+    found: list[tuple[int, str]] = []
+    for line in groups.splitlines():
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        hierarchy, controllers, path = parts
+        if hierarchy == "0" and controllers == "" and v2_mount:
+            for directory in _ancestors(v2_mount, path):
+                for name in ("memory.max", "memory.high"):
+                    value = _limit_value(_read(os.path.join(directory, name)))
+                    if value is not None:
+                        found.append((value, f"cgroup v2 {name}, {os.path.join(directory, name)}"))
+        elif "memory" in controllers.split(",") and v1_mount:
+            for directory in _ancestors(v1_mount, path):
+                value = _limit_value(_read(os.path.join(directory, "memory.limit_in_bytes")))
+                if value is not None:
+                    found.append((value, f"cgroup v1 memory.limit_in_bytes, "
+                                         f"{os.path.join(directory, 'memory.limit_in_bytes')}"))
+    return min(found) if found else None
+
+
+def physical_memory() -> int | None:
+    """Bytes of RAM of the machine, or None where it cannot be told."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        pass
+    if os.name == "nt":  # pragma: no cover - Windows
+        import ctypes
+
+        class Status(ctypes.Structure):
+            _fields_ = [("length", ctypes.c_ulong), ("load", ctypes.c_ulong),
+                        ("total", ctypes.c_ulonglong), ("rest", ctypes.c_ulonglong * 6)]
+
+        status = Status(length=ctypes.sizeof(Status))
+        if ctypes.windll.kernel32.GlobalMemoryStatusEx(ctypes.byref(status)):  # type: ignore[attr-defined]
+            return int(status.total)
+    return None
+
+
+def _resource_limits() -> list[tuple[int, str]]:
+    try:
+        import resource
+    except ImportError:  # Windows
+        return []
+    found = []
+    for name in ("RLIMIT_AS", "RLIMIT_DATA"):
+        limit = getattr(resource, name, None)
+        if limit is None:
+            continue
+        soft = resource.getrlimit(limit)[0]
+        if soft != resource.RLIM_INFINITY and 0 < soft < UNLIMITED:
+            found.append((soft, name))
+    return found
+
+
+def _size(n: float) -> str:
+    return f"{n / 2**30:.1f} GiB" if n >= 2**30 else f"{n / MIB:.0f} MiB"
+
+
+def default_budget() -> tuple[int, str]:
+    """(bytes, where it came from): :data:`DEFAULT_FRACTION` of the least of the process's
+    cgroup limit, physical memory and its resource limits, in whole MiB (at least 1)."""
+    candidates = _resource_limits()
+    cgroup = cgroup_limit()
+    if cgroup is not None:
+        candidates.append(cgroup)
+    physical = physical_memory()
+    if physical:
+        candidates.append((physical, "physical memory"))
+    if not candidates:  # nothing known: a size that still lets RFC 9106's 2 GiB profile run
+        return 4096 * MIB, "no limit known: 4 GiB"
+    limit, where = min(candidates)
+    budget = max(MIB, int(limit * DEFAULT_FRACTION) // MIB * MIB)
+    return budget, f"half of {where} ({_size(limit)})"
+
+
+# ---- configuration ----------------------------------------------------------------------------
+
+
+def _configure(mib: int | None, idle_seconds: float | None, wait_seconds: float | None,
+               caller: str | None) -> _Config:
+    """Decide the budget from the arguments, else the environment, else the default; hand it
+    to C.  The caller holds _lock."""
+    global _config
+    settings = _settings.current()
+    if mib is not None:
+        budget, source = mib * MIB, f"{caller}({mib})"
+    elif settings.memory_budget_mib is not None:
+        budget = settings.memory_budget_mib * MIB
+        source = f"ARGONISHCHE_MEMORY_BUDGET_MIB={settings.memory_budget_mib}"
+    else:
+        budget, source = default_budget()
+    idle = settings.memory_idle_seconds if idle_seconds is None else idle_seconds
+    wait = settings.memory_wait_seconds if wait_seconds is None else wait_seconds
+    lib.argonishche_memory_configure(budget, round(idle * 1000))
+    _config = _Config(budget, source, float(idle), float(wait))
+    return _config
+
+
+def config() -> _Config:
+    """The budget in force, decided (and handed to C) on first use."""
+    current = _config
+    if current is None:
+        with _lock:
+            current = _config or _configure(None, None, None, None)
+    return current
+
+
+def _seconds(name: str, value: float | None) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+            not 0 <= value <= _settings.MAX_WAIT_SECONDS:
+        raise ParameterError(f"{name} must be a number of seconds from 0 to "
+                             f"{_settings.MAX_WAIT_SECONDS}, not {value!r}")
+    return float(value)
+
+
+def set_memory_budget(mib: int | None = None, *, idle_seconds: float | None = None,
+                      wait_seconds: float | None = None) -> MemoryBudget:
+    """Set the process's work-memory budget; the new state.
+
+    :param mib: the most work memory (MiB) all hashes of the process hold at once, running and
+        idle.  None: ``ARGONISHCHE_MEMORY_BUDGET_MIB``, or the default (half of the least of the
+        cgroup limit, physical memory and RLIMIT_AS/RLIMIT_DATA).
+    :param idle_seconds: idle memory is given back to the OS after this long unused (0: after
+        every hash).  None: ``ARGONISHCHE_MEMORY_IDLE_SECONDS``, or 10.
+    :param wait_seconds: a hash waits at most this long for room, then raises
+        :class:`~argonishche.MemoryBudgetTimeout` (0: never waits).  None:
+        ``ARGONISHCHE_MEMORY_WAIT_SECONDS``, or 10.
+
+    Lowering the budget gives idle memory above it back at once; hashes running keep theirs,
+    and new ones wait until the memory held fits.  Hashes already waiting keep their deadline.
+    """
+    if mib is not None and (isinstance(mib, bool) or not isinstance(mib, int) or
+                            not 1 <= mib <= _settings.MAX_ARENA_MIB):
+        raise ParameterError(f"mib must be a whole number of MiB from 1 to "
+                             f"{_settings.MAX_ARENA_MIB}, or None for the default; not {mib!r}")
+    idle, wait = _seconds("idle_seconds", idle_seconds), _seconds("wait_seconds", wait_seconds)
+    with _lock:
+        _configure(mib, idle, wait, "set_memory_budget")
+    return memory_budget()
+
+
+def memory_budget() -> MemoryBudget:
+    """The process's work-memory budget, where it came from, and what is held now."""
+    current = config()
+    stats = ffi.new("argonishche_memory_stats *")
+    lib.argonishche_memory_stats_read(stats, 0)
+    return MemoryBudget(
+        budget=current.budget, source=current.source, held=stats.in_use + stats.idle,
+        in_use=stats.in_use, idle=stats.idle, high_water=stats.high_water,
+        running=stats.running, waiting=stats.waiting, idle_seconds=current.idle_seconds,
+        wait_seconds=current.wait_seconds, maps=stats.maps, reuses=stats.reuses,
+        waits=stats.waits)
+
+
+def reset_high_water() -> int:
+    """Start the high-water mark again from what is held now; the mark before."""
+    stats = ffi.new("argonishche_memory_stats *")
+    lib.argonishche_memory_stats_read(stats, 0)
+    before = int(stats.high_water)
+    lib.argonishche_memory_stats_read(stats, 1)
+    return before
+
+
+def forget() -> None:
+    """Decide the budget again on next use, from the environment (the registry's reset)."""
+    global _config
+    with _lock:
+        _config = None
+
+
+def _after_fork_in_child() -> None:
+    global _lock
+    _lock = threading.Lock()  # another thread may have held it, deciding the budget
+
+
+if hasattr(os, "register_at_fork"):  # POSIX; Windows has no fork()
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+# ---- admission --------------------------------------------------------------------------------
+
+
+def _new_ticket() -> CData:
+    return ffi.gc(ffi.new("argonishche_memory_ticket *"), lib.argonishche_memory_ticket_close)
+
+
+def _over_budget(needed: int, current: _Config) -> MemoryBudgetError:
+    error = MemoryBudgetError(
+        f"this hash needs {_size(needed)} of work memory, more than the process's whole "
+        f"work-memory budget of {_size(current.budget)} ({current.source}): raise "
+        f"ARGONISHCHE_MEMORY_BUDGET_MIB or call argonishche.set_memory_budget(), or use a "
+        f"lower memory_cost")
+    error.needed, error.budget = needed, current.budget
+    return error
+
+
+def _timed_out(needed: int, waited: float, current: _Config) -> MemoryBudgetTimeout:
+    state = memory_budget()
+    error = MemoryBudgetTimeout(
+        f"waited {waited:.1f} s for {_size(needed)} of work memory: the process's work-memory "
+        f"budget of {_size(current.budget)} ({current.source}) was held by {state.running} "
+        f"running hash(es), with {state.waiting} more waiting; retry later, or raise the budget "
+        f"(ARGONISHCHE_MEMORY_BUDGET_MIB) or the wait (ARGONISHCHE_MEMORY_WAIT_SECONDS)")
+    error.needed, error.budget, error.waited = needed, current.budget, waited
+    return error
+
+
+def _wait(ticket: CData, call: Callable[[CData, int], int], needed: int) -> int:
+    """``call(ticket, wait_ms)``'s status once it is not ``ARGONISHCHE_WAIT_MEMORY``: called
+    again with the same ticket after every slice of waiting, until the wait allowed is over.
+
+    :raises MemoryBudgetError: the hash needs more than the whole budget.
+    :raises MemoryBudgetTimeout: no room came within the wait allowed.
+    """
+    current = config()
+    start = time.monotonic()
+    wait_ms = min(WAIT_SLICE_MS, round(current.wait_seconds * 1000))
+    while True:
+        status = call(ticket, wait_ms)
+        if status == lib.ARGONISHCHE_WAIT_MEMORY:
+            left = current.wait_seconds - (time.monotonic() - start)
+            if left <= 0:
+                raise _timed_out(needed, time.monotonic() - start, current)
+            wait_ms = max(1, min(WAIT_SLICE_MS, round(left * 1000)))
+            continue
+        if status == lib.ARGONISHCHE_ERR_OVER_BUDGET:
+            raise _over_budget(needed, current)
+        return status
+
+
+def admitted(call: Callable[[CData, int], int], needed: int) -> int:
+    """The status of ``call(ticket, wait_ms)``, a C call that takes its share of the budget and
+    gives it back itself (see :func:`_wait`); the ticket is closed afterwards."""
+    ticket = _new_ticket()
+    try:
+        return _wait(ticket, call, needed)
+    finally:
+        lib.argonishche_memory_ticket_close(ticket)
+
+
+class Reservation:
+    """*needed* bytes of the budget held for memory allocated outside the C arenas (a plugin
+    allocator's, a mapping a wipe callback sees) until :meth:`close`, which is safe to call
+    again; made by :func:`reserve`."""
+
+    def __init__(self, needed: int) -> None:
+        self._ticket = _new_ticket()
+        try:
+            _wait(self._ticket, lambda t, wait_ms: lib.argonishche_memory_reserve(
+                t, needed, wait_ms), needed)
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        lib.argonishche_memory_ticket_close(self._ticket)
+
+
+def reserve(needed: int) -> Reservation:
+    """Wait for *needed* bytes of the budget and hold them (see :class:`Reservation`).
+
+    :raises MemoryBudgetError: and :raises MemoryBudgetTimeout: as :func:`admitted`.
+    """
+    return Reservation(needed)
