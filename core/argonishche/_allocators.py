@@ -147,6 +147,15 @@ class ArenaAllocator(Allocator):
     def cached_bytes(self) -> int:
         return lib.argonishche_arena_cached_bytes(self.c_arena)
 
+    def idle_mappings(self) -> list[tuple[int, int]]:
+        """(address, bytes) of each idle mapping of this allocator's kind, oldest first: the
+        memory the next hashes would reuse (for tests and reports)."""
+        count = lib.argonishche_arena_idle_mappings(self.c_arena, ffi.NULL, ffi.NULL, 0)
+        addresses, sizes = ffi.new("uintptr_t[]", count), ffi.new("uint64_t[]", count)
+        count = min(count, lib.argonishche_arena_idle_mappings(self.c_arena, addresses, sizes,
+                                                               count))
+        return [(int(addresses[i]), int(sizes[i])) for i in range(count)]
+
 
 class LockedAllocator(ArenaAllocator):
     name = "locked"

@@ -117,6 +117,11 @@ uint64_t argonishche_arena_cached_bytes(argonishche_arena *a) {
     return argonishche_work_memory_idle_bytes(a->flags);
 }
 
+uint32_t argonishche_arena_idle_mappings(argonishche_arena *a, uintptr_t *addresses,
+                                         uint64_t *sizes, uint32_t max) {
+    return argonishche_work_memory_idle_list(a->flags, addresses, sizes, max);
+}
+
 /* ---- statistics for tests ---------------------------------------------------------------- */
 
 static size_t largest_populate; /* bytes, the most one pre-fault faulted in at a time */

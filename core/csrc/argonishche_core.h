@@ -210,6 +210,11 @@ uint64_t argonishche_arena_trim(argonishche_arena *arena);
 /* Bytes of this arena's kind kept idle now. */
 ARGONISHCHE_API
 uint64_t argonishche_arena_cached_bytes(argonishche_arena *arena);
+/* The idle mappings of this arena's kind, oldest first: up to `max` addresses and sizes written;
+ * how many there are.  For tests and reports: which memory the next hash would reuse. */
+ARGONISHCHE_API
+uint32_t argonishche_arena_idle_mappings(argonishche_arena *arena, uintptr_t *addresses,
+                                         uint64_t *sizes, uint32_t max);
 
 /* Work memory a running hash uses, linked into one process-wide list while it runs, so that a
  * second hash given overlapping memory is refused (the driver does this).  Lives on the hashing

@@ -446,6 +446,19 @@ uint64_t argonishche_work_memory_idle_bytes(int kind) {
     return total;
 }
 
+uint32_t argonishche_work_memory_idle_list(int kind, uintptr_t *addresses, uint64_t *sizes,
+                                           uint32_t max) {
+    uint32_t count = 0;
+    argonishche_mutex_lock(&lock);
+    for (kept_mapping *k = pool.kept; k != NULL; k = k->next) {
+        if (k->kind != kind) continue;
+        if (count < max) addresses[count] = (uintptr_t)k->memory, sizes[count] = k->size;
+        count++;
+    }
+    argonishche_mutex_unlock(&lock);
+    return count;
+}
+
 /* ---- memory claims (see argonishche_core.h) ------------------------------------------------ */
 
 int argonishche_claim_memory(argonishche_memory_claim *claim, const void *start, size_t len) {

@@ -43,6 +43,9 @@ void argonishche_work_memory_give_back(argonishche_lease *lease, void *memory, i
 uint64_t argonishche_work_memory_trim(int kind);
 /* Bytes of `kind` kept idle now. */
 uint64_t argonishche_work_memory_idle_bytes(int kind);
+/* The idle mappings of `kind`, oldest first (see argonishche_arena_idle_mappings). */
+uint32_t argonishche_work_memory_idle_list(int kind, uintptr_t *addresses, uint64_t *sizes,
+                                           uint32_t max);
 
 /* Unmaps `size` bytes at `memory` (wiped first if `dirty`) in pieces, so that no one munmap
  * holds the memory-map lock for long. */

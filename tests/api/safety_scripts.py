@@ -48,8 +48,14 @@ def wait_child(pid):
 
 
 def rss_mib():
-    with open("/proc/self/statm") as statm:
-        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    # smaps_rollup walks the page tables: exact.  statm's count is kept per CPU and summed
+    # lazily, and read 130 MiB high here after memory was unmapped by another thread.
+    try:
+        with open("/proc/self/smaps_rollup") as rollup:
+            return next(int(line.split()[1]) for line in rollup if line.startswith("Rss:")) / 1024
+    except OSError:  # before Linux 4.14
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 """
 
 SCRIPTS = {
@@ -203,9 +209,10 @@ print("wrong", wrong, "trimmed_left", trimmed, "reused", ok and ARENA.cached_byt
       "interrupted", interrupted > 0)
 """,
     # Threads started without threading (as C libraries and embedding servers start them):
-    # their memory must go back when they end.
+    # their memory is the process's, and goes back once it has been idle for the idle time.
     "thread_churn": """
 import _thread
+argonishche.set_memory_budget(idle_seconds=1)
 baseline = rss_mib()
 done = threading.Semaphore(0)
 def work():
@@ -218,23 +225,32 @@ for _ in range(10 * SCALE):
     _thread.start_new_thread(work, ())
 for _ in range(10 * SCALE):
     assert done.acquire(timeout=60)
+# Idle memory leaves the list at once and is unmapped just after: wait for both.
 deadline = time.monotonic() + 10
-while ARENA.cached_bytes() and time.monotonic() < deadline:
+while (ARENA.cached_bytes() or rss_mib() - baseline >= 64) and time.monotonic() < deadline:
     time.sleep(0.01)
 print("cached", ARENA.cached_bytes(), "grew_mib", round(rss_mib() - baseline))
 """,
     # A burst of verifications at an attacker's cost (256 MiB, inside the default limits) on
-    # a pool that stays alive: what the process keeps afterwards must not be the burst's size.
+    # a pool that stays alive: the burst holds no more than the budget while it runs (room for
+    # two of them here), and nothing once the idle time has passed.
     "verify_burst": """
 from concurrent.futures import ThreadPoolExecutor
+argonishche.set_memory_budget(600, idle_seconds=1)
 encoded = argonishche.argon2_hash_encoded(b"pw", b"somesalt", time_cost=1, memory_cost=262144,
                                           parallelism=1, allocator="system")
 baseline = rss_mib()
 with ThreadPoolExecutor(4) as pool:
     results = list(pool.map(lambda _: argonishche.argon2_verify(encoded, b"pw"), range(4)))
+    held = argonishche.memory_budget()
+    # Idle memory leaves the list at once and is unmapped just after: wait for both.
+    deadline = time.monotonic() + 10
+    while (ARENA.cached_bytes() or rss_mib() - baseline >= 128) and time.monotonic() < deadline:
+        time.sleep(0.01)
     kept = ARENA.cached_bytes()
     grew = rss_mib() - baseline
-print("verified", all(results), "kept_mib", kept // 2**20, "grew_mib", round(grew))
+print("verified", all(results), "high_water_mib", held.high_water // 2**20, "kept_mib",
+      kept // 2**20, "grew_mib", round(grew))
 """,
     # The work memory of a large first hash on a new thread is mapped and pre-faulted: other
     # Python threads must keep running meanwhile (the GIL released).

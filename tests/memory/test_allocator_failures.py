@@ -35,7 +35,7 @@ def test_arena_mapping_failure_propagates_and_the_next_hash_works():
             argonishche.argon2_hash(b"password", b"somesalt", **costs)
         except argonishche.ArgonishcheMemoryError as exc:
             print("error|" + str(exc) + "|" + str(isinstance(exc, MemoryError)))
-        print("after", arena.cached_bytes(), arena.thread_memory()[1])
+        print("after", arena.cached_bytes(), argonishche.memory_budget().in_use)
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
         assert argonishche.argon2_hash(b"password", b"somesalt", **costs) == expected
         print("again", arena.cached_bytes())
@@ -125,37 +125,51 @@ def test_locked_allocator_with_no_memlock_room_is_a_clear_error():
     assert cached == "cached: 0"
 
 
-def test_driver_out_of_memory_is_a_memory_error_naming_the_size():
+def test_out_of_memory_is_a_memory_error_naming_the_size():
+    """A 128 GiB hash in a process with 64 GiB of address space: the budget (by default half of
+    RLIMIT_AS, or of physical memory if that is less) refuses it at once; with the budget raised to 1 TiB, the OS refuses the memory.
+    Either way every allocator raises a MemoryError naming the size, and the next hash works."""
     result = run_python("""
         import resource
         import argonishche
-        # 64 GiB of address space: ample for Python, and 4 TiB cannot be had whatever the
+        # 64 GiB of address space: ample for Python, and 128 GiB cannot be had whatever the
         # overcommit policy.
         resource.setrlimit(resource.RLIMIT_AS, (64 << 30, 64 << 30))
         costs = dict(time_cost=1, parallelism=1)
         small = argonishche.argon2_hash(b"password", b"somesalt", memory_cost=32, **costs)
-        for name in ("system", "arena", "hugepages", "locked"):
-            try:
-                argonishche.argon2_hash(b"password", b"somesalt", memory_cost=2**32 - 1,
-                                        allocator=name, **costs)
-            except argonishche.ArgonishcheMemoryError as exc:
-                assert isinstance(exc, MemoryError)
-                print(name, exc, sep="|")
-            assert argonishche.argon2_hash(b"password", b"somesalt", memory_cost=32,
-                                           allocator=name, **costs) == small
-        print("cached", argonishche._allocators.BUILTIN[1].cached_bytes())
+        for refuser in ("budget", "os"):
+            if refuser == "os":
+                argonishche.set_memory_budget(1 << 20)
+            for name in ("system", "arena", "hugepages", "locked"):
+                try:
+                    argonishche.argon2_hash(b"password", b"somesalt", memory_cost=1 << 27,
+                                            allocator=name, **costs)
+                except argonishche.ArgonishcheMemoryError as exc:
+                    assert isinstance(exc, MemoryError)
+                    print(refuser, name, type(exc).__name__, exc, sep="|")
+                assert argonishche.argon2_hash(b"password", b"somesalt", memory_cost=32,
+                                               allocator=name, **costs) == small
+        print("held", argonishche.memory_budget().in_use, argonishche.memory_budget().running)
         """)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    errors = dict(line.split("|", 1) for line in lines[:-1])
-    assert sorted(errors) == sorted(BUILTIN_NAMES)
-    size = mprime(2**32 - 1, 1) * 1024
-    for name in ("system", "arena", "hugepages"):  # beyond the arena bound: C's malloc
-        assert errors[name].startswith(f"could not allocate {size} bytes ({size / 2**20:.1f} MiB)")
-        assert "memory_cost=4294967295 KiB, parallelism=1" in errors[name]
-    # locked has no unlocked fallback: it refuses, naming the size and the bound to raise
-    assert errors["locked"].startswith(f"the hash needs {size} bytes of locked memory")
-    assert "ARGONISHCHE_ARENA_MAX_MIB" in errors["locked"]
-    # hugepages, like arena, is bounded by ARGONISHCHE_ARENA_MAX_MIB: the C driver's malloc
-    assert errors["hugepages"] == errors["system"]
-    assert lines[-1] == f"cached {needed(32)}"  # the failed hash left the arena as it was
+    errors = {tuple(line.split("|")[:2]): line.split("|")[2:] for line in lines[:-1]}
+    assert sorted(errors) == sorted((r, n) for r in ("budget", "os") for n in BUILTIN_NAMES)
+    size = (1 << 27) * 1024
+    for name in BUILTIN_NAMES:
+        kind, message = errors["budget", name]
+        assert kind == "MemoryBudgetError", (name, kind)
+        assert message.startswith("this hash needs 128.0 GiB of work memory, more than the "
+                                  "process's whole work-memory budget of "), message
+        assert "(half of RLIMIT_AS (64.0 GiB))" in message or "(half of physical memory" in \
+            message, message
+        kind, message = errors["os", name]
+        assert kind == "ArgonishcheMemoryError", (name, kind)
+        if name == "system":  # the C driver's malloc
+            assert message.startswith(f"could not allocate {size} bytes "
+                                      f"({size / 2**20:.1f} MiB)"), message
+            assert "memory_cost=134217728 KiB, parallelism=1" in message
+        else:  # a mapping of the allocator's kind
+            assert message.startswith(f"could not map {size} bytes of Argon2 work memory: "), \
+                message
+    assert lines[-1] == "held 0 0"  # nothing left taken by the failed hashes

@@ -1,8 +1,9 @@
-"""The caching allocators: the per-thread arena (reused, grown, bounded, trimmed, one per thread),
-its locked variant and huge pages.
+"""The built-in allocators' memory: the process's kept mappings (reused, fitted to the hash,
+trimmed, never lent to two hashes at once), the locked variant and huge pages.
 
-Tests that look inside an arena take the ``trimmed`` fixture, so what other tests left cached
-cannot blur what they see."""
+Tests that look at the kept mappings take the ``trimmed`` fixture, so what other tests left
+idle cannot blur what they see.  The budget that bounds all of it is tests/memory/test_budget.py's.
+"""
 
 from __future__ import annotations
 
@@ -14,11 +15,11 @@ import time
 import pytest
 
 import argonishche
-from argonishche import ArgonishcheMemoryError, ParameterError, argon2_hash
+from argonishche import argon2_hash
 from argonishche import _allocators
 
 from support import ARENA, HUGEPAGES, KNOWN_TAG, LOCKED, PASSWORD, SALT, SMALL
-from support import FakeEntryPoint, address_of, allocator_plugin, make_registry, needed, run_python
+from support import address_of, needed
 
 
 def status_kib(field: str) -> int:
@@ -33,99 +34,105 @@ def status_kib(field: str) -> int:
     pytest.skip(f"no {field} in /proc/self/status")
 
 
-# ---- the arena ------------------------------------------------------------------------------
+def pages(size: int) -> int:
+    """*size* rounded up to whole pages: what a mapping for it takes."""
+    return -(-size // mmap.PAGESIZE) * mmap.PAGESIZE
 
 
-def test_arena_is_reused_on_one_thread_and_grows_for_a_bigger_hash(trimmed):
-    argon2_hash(PASSWORD, SALT, time_cost=1, memory_cost=64, parallelism=1, allocator="arena")
-    first = ARENA.thread_memory()
-    assert first[0] and first[1] == needed(64)
-    argon2_hash(b"other", SALT, time_cost=1, memory_cost=64, parallelism=1, allocator="arena")
-    assert ARENA.thread_memory() == first
-    assert argon2_hash(PASSWORD, SALT, allocator="arena", **SMALL) == KNOWN_TAG  # smaller fits
-    assert ARENA.thread_memory() == first
-    assert ARENA.cached_bytes() == needed(64)
-
-    bigger = argon2_hash(PASSWORD, SALT, time_cost=1, memory_cost=256, parallelism=2,
-                         allocator="arena")
-    assert bigger == argon2_hash(PASSWORD, SALT, time_cost=1, memory_cost=256, parallelism=2,
-                                 allocator="system")
-    grown = ARENA.thread_memory()
-    assert grown[1] == needed(256, 2) == ARENA.cached_bytes()
+def same_tag(**costs) -> bool:
+    return argon2_hash(PASSWORD, SALT, allocator="arena", **costs) == argon2_hash(
+        PASSWORD, SALT, allocator="system", **costs)
 
 
-def test_arena_keeps_at_most_its_retain_bound_after_a_hash(install):
-    class Retaining(_allocators.ArenaAllocator):
-        name = "retaining"
-    arena = Retaining(max_bytes=needed(1024), retain_bytes=needed(64))
-    install(make_registry(FakeEntryPoint("zz-retain", allocator_plugin(arena))))
-    try:
-        argon2_hash(PASSWORD, SALT, allocator="retaining", time_cost=1, memory_cost=64,
+# ---- kept memory ------------------------------------------------------------------------------
+
+
+def test_kept_memory_is_reused_by_a_hash_it_fits_and_a_bigger_hash_maps_anew(trimmed):
+    assert same_tag(time_cost=1, memory_cost=64, parallelism=1)
+    [(first, size)] = ARENA.idle_mappings()
+    assert size == pages(needed(64))
+    assert same_tag(time_cost=1, memory_cost=64, parallelism=1)
+    assert argon2_hash(PASSWORD, SALT, allocator="arena", **SMALL) == KNOWN_TAG  # fits: reused
+    assert ARENA.idle_mappings() == [(first, size)]
+    assert same_tag(time_cost=1, memory_cost=256, parallelism=2)  # bigger: a mapping of its own
+    assert sorted(s for _, s in ARENA.idle_mappings()) == [size, pages(needed(256, 2))]
+    assert ARENA.cached_bytes() == size + pages(needed(256, 2))
+
+
+def test_a_mapping_more_than_twice_the_hash_is_not_lent_to_it(trimmed):
+    """A 2 GiB mapping kept for a 100 MiB hash would hold the budget's room from others: a
+    hash takes kept memory only up to twice what it needs."""
+    assert same_tag(time_cost=1, memory_cost=1024, parallelism=1)
+    assert argon2_hash(PASSWORD, SALT, allocator="arena", **SMALL) == KNOWN_TAG
+    assert sorted(s for _, s in ARENA.idle_mappings()) == [pages(needed(32)), needed(1024)]
+
+
+def test_a_threads_end_leaves_the_memory_for_any_threads_next_hash(trimmed):
+    """Threads started by threading or by _thread (as a C library's or a server's): when the
+    thread ends its memory stays the process's, and the next hash, on another thread, reuses
+    it; it goes back after the idle time (test_budget.py) or on a trim."""
+    import _thread
+
+    for start in ("threading", "_thread"):
+        done = threading.Event()
+        work = lambda: (argon2_hash(PASSWORD, SALT, allocator="arena", time_cost=1,  # noqa: E731
+                                    memory_cost=256, parallelism=1), done.set())
+        if start == "threading":
+            threading.Thread(target=work).start()
+        else:
+            _thread.start_new_thread(work, ())
+        assert done.wait(30)
+        time.sleep(0.05)  # the thread has ended, not only finished its hash
+        [(address, size)] = ARENA.idle_mappings()
+        maps = argonishche.memory_budget().maps
+        argon2_hash(PASSWORD, SALT, allocator="arena", time_cost=1, memory_cost=256,
                     parallelism=1)
-        assert arena.thread_memory()[1] == needed(64)  # at the bound: kept
-        tag = argon2_hash(PASSWORD, SALT, allocator="retaining", time_cost=1, memory_cost=1024,
-                          parallelism=1)
-        assert tag == argon2_hash(PASSWORD, SALT, allocator="system", time_cost=1,
-                                  memory_cost=1024, parallelism=1)
-        assert arena.thread_memory() == (0, 0) and arena.cached_bytes() == 0  # given back
-    finally:
-        arena.trim()
+        assert ARENA.idle_mappings() == [(address, size)], start
+        assert argonishche.memory_budget().maps == maps, start
+        argonishche.trim_memory()
 
 
-def test_arena_bound_falls_back_to_the_c_allocator(install):
-    class SmallArena(_allocators.ArenaAllocator):
-        name = "small-arena"
-    arena = SmallArena(max_bytes=needed(64))
-    install(make_registry(FakeEntryPoint("zz-small", allocator_plugin(arena))))
-    try:
-        assert argon2_hash(PASSWORD, SALT, allocator="small-arena", **SMALL) == KNOWN_TAG
-        kept = arena.thread_memory()
-        big = dict(time_cost=1, memory_cost=128, parallelism=1)
-        assert argon2_hash(PASSWORD, SALT, allocator="small-arena", **big) == argon2_hash(
-            PASSWORD, SALT, allocator="system", **big)
-        assert arena.thread_memory() == kept and arena.cached_bytes() == needed(32)
-        assert arena.acquire(needed(64) + 1) is None
-        with pytest.raises(ParameterError, match="'small-arena' allocates in C"):
-            argon2_hash(PASSWORD, SALT, allocator="small-arena", wipe=lambda view: None, **big)
-        # at the bound itself the arena still serves
-        argon2_hash(PASSWORD, SALT, allocator="small-arena", time_cost=1, memory_cost=64,
-                    parallelism=1)
-        assert arena.cached_bytes() == needed(64)
-    finally:
-        arena.trim()
+def test_hashes_running_at_once_never_share_memory(trimmed):
+    """Four threads of mixed sizes at once: every tag right.  Two hashes lent one mapping would
+    both return wrong tags, or the driver's claim check would refuse the second
+    (ParameterError: memory is in use)."""
+    costs = [dict(time_cost=1, memory_cost=m, parallelism=p) for m, p in
+             ((256, 1), (512, 2), (1024, 4), (288, 1))]
+    expected = [argon2_hash(PASSWORD, SALT, allocator="system", **c) for c in costs]
+    errors: list[BaseException] = []
+
+    def work(index):
+        try:
+            for _ in range(25):
+                assert argon2_hash(PASSWORD, SALT, allocator="arena", **costs[index]) == \
+                    expected[index]
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert not errors, errors
+    assert argonishche.memory_budget().in_use == 0
 
 
-def test_arena_max_environment_variable_bounds_the_builtin_arenas():
-    result = run_python("""
-        import argonishche
-        from argonishche import _allocators
-        print(_allocators.BUILTIN[1].max_bytes, _allocators.BUILTIN[3].max_bytes)
-        argonishche.argon2_hash(b"password", b"somesalt", time_cost=1, memory_cost=1024,
-                                parallelism=1, allocator="arena")
-        print(_allocators.BUILTIN[1].cached_bytes())
-        argonishche.argon2_hash(b"password", b"somesalt", time_cost=1, memory_cost=2048,
-                                parallelism=1, allocator="arena")
-        print(_allocators.BUILTIN[1].cached_bytes())
-        """, ARGONISHCHE_ARENA_MAX_MIB="1")
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == [str(2**20)] * 2 + [str(2**20)] * 2
-
-
-def test_trim_memory_returns_cached_bytes(trimmed):
+def test_trim_memory_returns_every_kinds_idle_memory(trimmed):
     assert argonishche.trim_memory() == 0
     argon2_hash(PASSWORD, SALT, allocator="arena", time_cost=1, memory_cost=128,
                 parallelism=1)
     argon2_hash(PASSWORD, SALT, allocator="locked", **SMALL)
     cached = ARENA.cached_bytes() + LOCKED.cached_bytes()
-    assert cached == needed(128) + needed(32)
-    assert argonishche.trim_memory() == cached
-    assert ARENA.cached_bytes() == LOCKED.cached_bytes() == 0
-    assert ARENA.thread_memory() == (0, 0)
+    assert cached == pages(needed(128)) + pages(needed(32))
+    assert LOCKED.trim() == pages(needed(32)) and ARENA.cached_bytes() == pages(needed(128))
+    assert argonishche.trim_memory() == pages(needed(128))
+    assert ARENA.cached_bytes() == LOCKED.cached_bytes() == 0 and ARENA.idle_mappings() == []
     assert argonishche.trim_memory() == 0
     assert argon2_hash(PASSWORD, SALT, allocator="arena", **SMALL) == KNOWN_TAG
 
 
-def test_locked_allocator_locks_its_arena_in_ram(trimmed):
+def test_locked_allocator_locks_its_memory_in_ram(trimmed):
     import resource
     soft, _ = resource.getrlimit(resource.RLIMIT_MEMLOCK)
     if os.geteuid() != 0 and soft != resource.RLIM_INFINITY and soft < 2**21:
@@ -139,70 +146,15 @@ def test_locked_allocator_locks_its_arena_in_ram(trimmed):
     argon2_hash(PASSWORD, SALT, allocator="arena", time_cost=1, memory_cost=1024,
                 parallelism=1)
     assert status_kib("VmLck") == before  # the plain arena is not locked
-
-
-def test_locked_allocator_never_hands_out_unlocked_memory():
-    # Above its bound the plain arena returns None (the C driver then mallocs unlocked memory);
-    # the locked one refuses, naming the size and the bound to raise.
-    locked = _allocators.LockedAllocator(max_bytes=needed(32))
+    view = LOCKED.acquire(needed(1024))  # the mapping a wipe callback sees: locked too
     try:
-        with pytest.raises(ArgonishcheMemoryError, match=f"needs {needed(64)} bytes of locked"
-                           ) as info:
-            locked.acquire(needed(64))
-        assert "ARGONISHCHE_ARENA_MAX_MIB" in str(info.value)
-        assert locked.cached_bytes() == 0
+        assert status_kib("VmLck") - before >= 1024
     finally:
-        locked.trim()
+        LOCKED.release(view)
+    assert status_kib("VmLck") == before
 
 
-def test_a_threads_memory_goes_back_when_the_thread_ends(trimmed):
-    seen = {}
-
-    def hash_on_a_thread(key):
-        argon2_hash(PASSWORD, SALT, allocator="arena", time_cost=1, memory_cost=256,
-                    parallelism=1)
-        seen[key] = (ARENA.thread_memory(), ARENA.cached_bytes())
-
-    for key in ("threading", "_thread"):
-        if key == "threading":
-            thread = threading.Thread(target=hash_on_a_thread, args=(key,))
-            thread.start()
-            thread.join()
-        else:  # a thread threading knows nothing of: reclaimed all the same
-            import _thread
-            done = threading.Event()
-            _thread.start_new_thread(lambda k=key, d=done: (hash_on_a_thread(k), d.set()), ())
-            assert done.wait(30)
-        # join() and the event return a moment before the OS thread has ended
-        deadline = time.monotonic() + 30
-        while ARENA.cached_bytes() and time.monotonic() < deadline:
-            time.sleep(0.01)
-        (address, size), cached_inside = seen[key]
-        assert address and size == needed(256) and cached_inside == needed(256)
-        assert ARENA.cached_bytes() == 0, key
-
-
-def test_threads_hashing_at_once_use_different_arenas(trimmed):
-    both_inside = threading.Barrier(2, timeout=20)
-    seen, results = {}, {}
-
-    def work(key):
-        results[key] = argon2_hash(PASSWORD, SALT, allocator="arena", **SMALL)
-        seen[key] = ARENA.thread_memory()
-        both_inside.wait()  # both threads still exist, so both keep their memory
-
-    threads = [threading.Thread(target=work, args=(key,)) for key in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert results == {0: KNOWN_TAG, 1: KNOWN_TAG}
-    (address_a, size_a), (address_b, size_b) = seen.values()
-    assert size_a == size_b == needed(32)
-    assert abs(address_a - address_b) >= needed(32)  # not even overlapping
-
-
-# ---- hugepages ------------------------------------------------------------------------------
+# ---- hugepages --------------------------------------------------------------------------------
 
 
 def test_hugepages_buffer_is_2mib_aligned_and_release_unmaps_it():
@@ -220,7 +172,7 @@ def test_hugepages_buffer_is_2mib_aligned_and_release_unmaps_it():
     assert HUGEPAGES.cached_bytes() == 0
 
 
-def test_hugepages_hash_runs_in_aligned_memory(install):
+def test_hugepages_hash_runs_in_aligned_memory_and_keeps_none():
     addresses = []
 
     def wipe(view):
@@ -229,22 +181,13 @@ def test_hugepages_hash_runs_in_aligned_memory(install):
 
     assert argon2_hash(PASSWORD, SALT, allocator="hugepages", wipe=wipe, **SMALL) == KNOWN_TAG
     assert len(addresses) == 1 and addresses[0] % _allocators.HUGE_PAGE == 0
-    assert HUGEPAGES.cached_bytes() == 0  # a fresh mapping per hash
-
-    class Keeping(_allocators.HugePagesAllocator):  # keeps its memory, so it can be seen
-        name = "keeping-hugepages"
-        retain_bytes = _allocators.HUGE_PAGE
-    keeping = Keeping()
-    install(make_registry(FakeEntryPoint("zz-keep", allocator_plugin(keeping))))
-    try:
-        assert argon2_hash(PASSWORD, SALT, allocator="keeping-hugepages", **SMALL) == KNOWN_TAG
-        address, size = keeping.thread_memory()
-        assert address % _allocators.HUGE_PAGE == 0 and size == _allocators.HUGE_PAGE
-    finally:
-        keeping.trim()
+    maps = argonishche.memory_budget().maps
+    assert argon2_hash(PASSWORD, SALT, allocator="hugepages", **SMALL) == KNOWN_TAG
+    assert argonishche.memory_budget().maps == maps + 1  # a fresh mapping per hash
+    assert HUGEPAGES.cached_bytes() == 0 and HUGEPAGES.idle_mappings() == []
 
 
-# ---- transparent huge pages, pre-faulting and the wipe by lane threads -------------------------
+# ---- pages, pre-faulting and the wipe by lane threads ------------------------------------------
 
 
 def mapping_of(address: int) -> dict[str, str]:
@@ -277,47 +220,34 @@ def transparent_huge_pages() -> str:
         pytest.skip("no transparent huge pages here")
 
 
-def test_arena_memory_from_2mib_is_advised_for_huge_pages_and_prefaulted(trimmed):
+def test_kept_memory_is_small_pages_marked_dontdump_and_faulted_in_ahead(trimmed):
+    """Small pages, not huge ones: a fresh huge page needs a whole free 2 MiB block, which a VM
+    with free page reporting has given back to its host (docs/memory.md)."""
     transparent_huge_pages()
-    assert argon2_hash(PASSWORD, SALT, allocator="arena", **SMALL) == KNOWN_TAG
-    address, size = ARENA.thread_memory()
-    assert size == needed(32) and "hg" not in mapping_of(address)["VmFlags"].split()
-    argonishche.trim_memory()
-
-    # 2 MiB + 4 KiB: rounded up to whole 2 MiB pages, aligned, advised, all of it faulted in
-    tag = argon2_hash(PASSWORD, SALT, time_cost=1, memory_cost=2052, parallelism=1,
-                      allocator="arena")
-    assert tag == argon2_hash(PASSWORD, SALT, time_cost=1, memory_cost=2052, parallelism=1,
-                              allocator="system")
-    address, size = ARENA.thread_memory()
-    assert address % _allocators.HUGE_PAGE == 0 and size == 2 * _allocators.HUGE_PAGE
-    fields = mapping_of(address)
-    assert "hg" in fields["VmFlags"].split()  # madvise(MADV_HUGEPAGE)
-    assert "dd" in fields["VmFlags"].split()  # still MADV_DONTDUMP
-    # faulted in ahead of filling (by the lane threads, a page at a time), whole huge pages
-    assert int(fields["Rss"].split()[0]) * 1024 >= size
+    assert same_tag(time_cost=1, memory_cost=4100, parallelism=1)
+    [(address, size)] = ARENA.idle_mappings()
+    assert size == pages(needed(4100))
+    flags = mapping_of(address)
+    assert "hg" not in flags["VmFlags"].split()  # no madvise(MADV_HUGEPAGE)
+    assert "dd" in flags["VmFlags"].split()  # madvise(MADV_DONTDUMP)
+    assert int(flags["Rss"].split()[0]) * 1024 >= size  # faulted in by the lane threads
 
 
-def test_hash_above_the_arena_bound_maps_faults_in_and_unmaps_its_own_memory(install):
-    """Above the bound each hash maps memory of its own, which the lane threads fault in (and
-    wipe) in parallel: the same tag at any thread count, and nothing left mapped after it."""
-    class Bounded(_allocators.ArenaAllocator):
-        name = "bounded"
-    arena = Bounded(max_bytes=needed(1024))
-    install(make_registry(FakeEntryPoint("zz-bounded", allocator_plugin(arena))))
+def test_fresh_memory_is_faulted_in_and_wiped_by_the_lane_threads_at_any_thread_count(trimmed):
+    """A fresh mapping is faulted in (and wiped) by the lane threads in parallel, each its own
+    lanes: the same tag at any thread count and either wipe, and nothing left after a trim."""
     costs = dict(time_cost=1, memory_cost=65536, parallelism=4)
     expected = argon2_hash(PASSWORD, SALT, allocator="system", threads=1, **costs)
-    try:
-        before = status_kib("VmRSS")
-        for threads in (1, 2, 3, 4):
-            for wipe in (True, False):
-                assert argon2_hash(PASSWORD, SALT, allocator="bounded", threads=threads,
-                                   wipe=wipe, **costs) == expected
-                # 64 MiB were faulted in for the hash: all of it is unmapped again
-                assert status_kib("VmRSS") - before < 16 * 1024, (threads, wipe)
-        assert arena.cached_bytes() == 0 and arena.thread_memory() == (0, 0)
-    finally:
-        arena.trim()
+    before = status_kib("VmRSS")
+    for threads in (1, 2, 3, 4):
+        for wipe in (True, False):
+            maps = argonishche.memory_budget().maps
+            assert argon2_hash(PASSWORD, SALT, allocator="arena", threads=threads, wipe=wipe,
+                               **costs) == expected
+            assert argonishche.memory_budget().maps == maps + 1, (threads, wipe)  # fresh
+            assert argonishche.trim_memory() == needed(65536, 4)
+            # 64 MiB were faulted in for the hash: all of it is unmapped again
+            assert status_kib("VmRSS") - before < 16 * 1024, (threads, wipe)
 
 
 @pytest.mark.parametrize("passes", [1, 2])

@@ -1,8 +1,11 @@
 """A stored hash within the limits that asks for more memory than the process can get.
 
 A tampered row at ``m=1048576`` (1 GiB, inside the default ``Limits``) checked by a worker capped
-at 768 MiB (``RLIMIT_AS``, set at the start of a child process): argonishche's own API raises
-``ArgonishcheMemoryError``; each adapter answers as the library it stands in for does:
+at 768 MiB (``RLIMIT_AS``, set at the start of a child process).  Two ways to meet it: the
+work-memory budget, whose default is half of ``RLIMIT_AS``, refuses it at once
+(``MemoryBudgetError``); with the budget raised above the cap, the OS refuses the mapping.
+Either way argonishche's own API raises ``ArgonishcheMemoryError``; each adapter answers as the
+library it stands in for does:
 ``argonishche.argon2_cffi`` with argon2-cffi's ``VerificationError("Memory allocation error")``
 (``HashingError`` when hashing), the Django hasher with False, as Django's own.  Where argon2-cffi
 or Django is installed, the child asks the peer too, and its answer must be the same.
@@ -31,10 +34,12 @@ CAP = 768 << 20
 # (the tag no longer matches any password; what matters is the memory verify asks for), and
 # ``answer(call)``: what a call returned or raised, as JSON-friendly data.
 PRELUDE = f"""
-import json, resource, sys
+import json, os, resource, sys
 resource.setrlimit(resource.RLIMIT_AS, ({CAP}, {CAP}))
 sys.path.insert(0, {TESTS!r})
 import argonishche
+if os.environ["REFUSED_BY"] == "the OS":  # a budget above the cap: the mapping is refused
+    argonishche.set_memory_budget(4096)
 VALID = argonishche.argon2_hash_encoded(b"password", b"somesalt", time_cost=1, memory_cost=64,
                                         parallelism=1)
 TAMPERED = VALID.replace("m=64,", "m={ONE_GIB_KIB},")
@@ -55,8 +60,21 @@ def answer(call):
 """
 
 
-def run_capped(body: str) -> dict:
-    result = run_python(PRELUDE + body + "\nprint(json.dumps(answers))", timeout=120)
+#: Who refuses the 1 GiB: the work-memory budget (half of the cap: its default) or the OS.
+REFUSERS = ["the budget", "the OS"]
+#: What argonishche's own error says, and its class, for each refuser.
+OWN_ERROR = {"the budget": ("MemoryBudgetError", "needs 1.0 GiB of work memory"),
+             "the OS": ("ArgonishcheMemoryError", f"{1 << 30} bytes")}
+
+
+@pytest.fixture(params=REFUSERS)
+def refused_by(request):
+    return request.param
+
+
+def run_capped(body: str, refused_by: str) -> dict:
+    result = run_python(PRELUDE + body + "\nprint(json.dumps(answers))", timeout=120,
+                        REFUSED_BY=refused_by)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout.splitlines()[-1])
 
@@ -65,7 +83,7 @@ def installed(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
-def test_the_librarys_own_api_raises_argonishche_memory_error():
+def test_the_librarys_own_api_raises_argonishche_memory_error(refused_by):
     answers = run_capped("""
 answers = {
     "argon2_verify": answer(lambda: argonishche.argon2_verify(TAMPERED, b"password")),
@@ -76,17 +94,18 @@ answers = {
     "argon2_hash": answer(lambda: argonishche.argon2_hash(
         b"password", b"somesalt", time_cost=1, memory_cost=1 << 20, parallelism=1)),
 }
-""")
+""", refused_by)
+    error, says = OWN_ERROR[refused_by]
     for call, got in answers.items():
-        assert got.get("raised") == "argonishche.exceptions.ArgonishcheMemoryError", (call, got)
-        assert got["memory_error"], call
+        assert got.get("raised") == f"argonishche.exceptions.{error}", (call, got)
+        assert got["memory_error"], call  # an ArgonishcheMemoryError either way
         # Not a VerificationError: an application using argonishche's API can tell "no memory
         # now" (retry, HTTP 503) from "wrong password".
         assert not got["verification_error"], call
-        assert f"{1 << 30} bytes" in got["message"], (call, got["message"])
+        assert says in got["message"], (call, got["message"])
 
 
-def test_argon2_cffi_adapter_answers_as_argon2_cffi():
+def test_argon2_cffi_adapter_answers_as_argon2_cffi(refused_by):
     answers = run_capped(f"""
 import argonishche.argon2_cffi as adapter
 from argonishche.argon2_cffi import low_level
@@ -112,7 +131,8 @@ else:
                                                                                  b"password"))
     answers["argon2-cffi hash"] = answer(
         lambda: argon2.PasswordHasher(memory_cost={ONE_GIB_KIB}).hash("password"))
-""")
+""", refused_by)
+    own_error, says = OWN_ERROR[refused_by]
     expected = {"verify": "VerificationError", "verify_secret": "VerificationError",
                 "hash": "HashingError", "hash_secret_raw": "HashingError"}
     for call, error in expected.items():
@@ -121,8 +141,8 @@ else:
         assert got["message"] == "Memory allocation error", (call, got)
         assert not got["memory_error"], call  # argon2-cffi's are not MemoryErrors either
         # argonishche's error, with the size asked for, is kept as the cause.
-        assert got["cause"] == "ArgonishcheMemoryError", (call, got)
-        assert f"{1 << 30} bytes" in got["cause_message"], (call, got)
+        assert got["cause"] == own_error, (call, got)
+        assert says in got["cause_message"], (call, got)
     assert answers["login"] is False
     if installed("argon2"):  # the peer's own answers, in the same capped process
         assert answers["argon2-cffi verify"]["raised"] == "argon2.exceptions.VerificationError"
@@ -153,7 +173,7 @@ def django_here():
 
 
 @pytest.mark.usefixtures("django_here")
-def test_django_check_password_returns_false_as_djangos_own_hasher():
+def test_django_check_password_returns_false_as_djangos_own_hasher(refused_by):
     answers = run_capped('HASHER = "argonishche.contrib.django.Argon2PasswordHasher"' + DJANGO + """
 stored = "argon2" + TAMPERED
 answers = {"check_password": answer(lambda: check_password("password", stored)),
@@ -165,7 +185,7 @@ except ImportError:
 else:
     from django.contrib.auth.hashers import Argon2PasswordHasher
     answers["django's own"] = answer(lambda: Argon2PasswordHasher().verify("password", stored))
-""")
+""", refused_by)
     assert answers["check_password"] == {"returned": "False"}
     assert answers["wrong password"] == {"returned": "False"}
     if installed("argon2"):
@@ -173,7 +193,7 @@ else:
 
 
 @pytest.mark.usefixtures("django_here")
-def test_django_login_on_a_cheaper_hash_when_the_padding_cannot_be_allocated():
+def test_django_login_on_a_cheaper_hash_when_the_padding_cannot_be_allocated(refused_by):
     # A wrong password on a hash cheaper than the site's current costs: Django then calls
     # harden_runtime, which spends the missing work (here about 1 GiB) in one hash.  When that
     # memory cannot be had, the login is refused all the same, not an HTTP 500.
@@ -190,6 +210,6 @@ assert hasher.memory_cost == {ONE_GIB_KIB}, hasher
 stored = "argon2" + VALID
 answers = {{"wrong password": answer(lambda: check_password("wrong", stored)),
             "right password": answer(lambda: check_password("password", stored))}}
-""")
+""", refused_by)
     assert answers["wrong password"] == {"returned": "False"}
     assert answers["right password"] == {"returned": "True"}

@@ -20,17 +20,17 @@ import threading
 import pytest
 
 import argonishche
-from argonishche import _allocators, argon2_hash
+from argonishche import argon2_hash
 from argonishche._core import lib
 
-from support import FakeEntryPoint, PASSWORD, SALT, allocator_plugin, make_registry, needed
+from support import PASSWORD, SALT
 
 PAGE = mmap.PAGESIZE  # the most one pre-fault may fault in at a time
 COSTS = dict(time_cost=1, memory_cost=16384, parallelism=4)  # 16 MiB: 8 steps at least
 
 
 def on_a_new_thread(**kwargs: object) -> None:
-    """A hash on a thread of its own: a fresh arena slot, so its memory is mapped anew."""
+    """A hash on a thread of its own (an event loop's executor thread, say)."""
     errors: list[BaseException] = []
 
     def run() -> None:
@@ -51,19 +51,12 @@ def largest_populate_after(**kwargs: object) -> int:
     return int(lib.argonishche_largest_populate(0))
 
 
-@pytest.mark.parametrize("path", ["arena", "hugepages", "above-retain", "above-max", "wipe"])
-def test_memory_is_faulted_in_a_page_at_a_time(install, path):
-    class Small(_allocators.ArenaAllocator):
-        name = "small-bounds"
-    if path in ("arena", "hugepages"):
-        kwargs: dict[str, object] = {"allocator": path}
-    elif path == "wipe":  # a wipe callback: a mapping Python sees, faulted in before the hash
-        kwargs = {"allocator": "arena", "wipe": lambda view: None}
-    else:
-        bounds = {"above-retain": dict(max_bytes=needed(65536), retain_bytes=needed(64)),
-                  "above-max": dict(max_bytes=needed(64))}[path]
-        install(make_registry(FakeEntryPoint("zz-small", allocator_plugin(Small(**bounds)))))
-        kwargs = {"allocator": "small-bounds"}
+@pytest.mark.parametrize("path", ["arena", "hugepages", "wipe"])
+def test_memory_is_faulted_in_a_page_at_a_time(trimmed, path):
+    if path == "wipe":  # a wipe callback: a mapping Python sees, faulted in before the hash
+        kwargs: dict[str, object] = {"allocator": "arena", "wipe": lambda view: None}
+    else:  # nothing kept (trimmed): a fresh mapping
+        kwargs = {"allocator": path}
     largest = largest_populate_after(**kwargs)
     assert largest <= PAGE, f"{path}: one pre-fault faulted in {largest} bytes at once"
     if sys.platform.startswith("linux") and path != "hugepages":  # hugepages faults on use

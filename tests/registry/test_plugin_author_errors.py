@@ -42,8 +42,8 @@ def test_an_allocator_breaking_its_contract_is_named(install, allocator, problem
     assert problem in message and "size + 63 bytes" in message
 
 
-def test_an_allocator_instance_may_be_passed_directly():
-    arena = _allocators.ArenaAllocator(max_bytes=needed(64))
+def test_an_allocator_instance_may_be_passed_directly(trimmed):
+    arena = _allocators.ArenaAllocator()
     try:
         assert argonishche.argon2_hash(PASSWORD, SALT, allocator=arena, **SMALL) == KNOWN_TAG
         assert arena.cached_bytes() == needed(32)

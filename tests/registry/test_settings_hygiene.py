@@ -27,8 +27,9 @@ ACCEPTED = {
     "ARGONISHCHE_SELECT": "priority",
     "ARGONISHCHE_WITNESS": "on",
     "ARGONISHCHE_ALLOCATOR": "locked",
-    "ARGONISHCHE_ARENA_MAX_MIB": "64",
-    "ARGONISHCHE_ARENA_RETAIN_MIB": "32",
+    "ARGONISHCHE_MEMORY_BUDGET_MIB": "64",
+    "ARGONISHCHE_MEMORY_IDLE_SECONDS": "0",
+    "ARGONISHCHE_MEMORY_WAIT_SECONDS": "30",
     "ARGONISHCHE_DISABLE_CPU_FEATURES": _features.NAMES[0],
     "ARGONISHCHE_CERTIFY_TIMEOUT": "10",
     "ARGONISHCHE_REQUIRE_BACKENDS": "ref",
@@ -42,9 +43,9 @@ def test_every_variable_has_an_accepted_example():
 
 
 @pytest.mark.parametrize("env, value, character", [
-    ("ARGONISHCHE_ARENA_RETAIN_MIB", "\u0663\u0662", "U+0663"),  # Arabic-Indic 32
-    ("ARGONISHCHE_ARENA_MAX_MIB", "\uff11\uff10", "U+FF11"),     # full-width 10
-    ("ARGONISHCHE_ARENA_MAX_MIB", "6\u0664", "U+0664"),           # 64, half Arabic-Indic
+    ("ARGONISHCHE_MEMORY_WAIT_SECONDS", "\u0663\u0662", "U+0663"),  # Arabic-Indic 32
+    ("ARGONISHCHE_MEMORY_BUDGET_MIB", "\uff11\uff10", "U+FF11"),    # full-width 10
+    ("ARGONISHCHE_MEMORY_BUDGET_MIB", "6\u0664", "U+0664"),          # 64, half Arabic-Indic
     ("ARGONISHCHE_CERTIFY_TIMEOUT", "\uff11\uff10", "U+FF11"),
 ])
 def test_numeric_settings_take_ascii_digits_only(env, value, character):
@@ -119,10 +120,11 @@ def test_a_huge_value_is_echoed_capped_in_the_setting_error():
     # Before: the SettingError's message was the whole 120 KB value.
     value = "1" * HUGE
     with pytest.raises(SettingError) as caught:
-        _settings.parse({"ARGONISHCHE_ARENA_MAX_MIB": value})
+        _settings.parse({"ARGONISHCHE_MEMORY_BUDGET_MIB": value})
     assert_capped(str(caught.value), "1", HUGE)
     assert caught.value.value == value  # the attribute keeps what was given
-    assert str(caught.value).startswith(f"ARGONISHCHE_ARENA_MAX_MIB={'1' * ECHO_LIMIT!r}... ")
+    assert str(caught.value).startswith(
+        f"ARGONISHCHE_MEMORY_BUDGET_MIB={'1' * ECHO_LIMIT!r}... ")
 
 
 def test_a_huge_forced_backend_name_is_echoed_capped():
@@ -171,8 +173,9 @@ def test_a_huge_type_name_is_echoed_capped():
 def test_a_fresh_process_refuses_arabic_indic_digits_naming_the_variable():
     out = run_python("import argonishche; argonishche.argon2_hash(b'password', b'somesalt', "
                      "time_cost=1, memory_cost=32, parallelism=1)",
-                     ARGONISHCHE_ARENA_RETAIN_MIB="\u0663\u0662", timeout=60)
+                     ARGONISHCHE_MEMORY_IDLE_SECONDS="\u0663\u0662", timeout=60)
     assert out.returncode != 0
     last = out.stderr.strip().splitlines()[-1]
-    assert last.startswith("argonishche.exceptions.SettingError: ARGONISHCHE_ARENA_RETAIN_MIB=")
+    assert last.startswith(
+        "argonishche.exceptions.SettingError: ARGONISHCHE_MEMORY_IDLE_SECONDS=")
     assert "must be ASCII only (character 1 is U+0663)" in last, last

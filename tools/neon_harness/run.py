@@ -32,7 +32,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 INCLUDE = ROOT / "core" / "argonishche" / "include"
-CORE = [ROOT / "core" / "csrc" / f for f in ("argon2.c", "blake2b.c", "arena.c", "memory.c")]
+CORE = [ROOT / "core" / "csrc" / f for f in ("argon2.c", "blake2b.c", "arena.c", "memory.c",
+                                             "work_memory.c")]
 
 GCC = ["aarch64-linux-gnu-gcc"]
 CLANG = ["clang", "--target=aarch64-linux-gnu", "--sysroot=/usr/aarch64-linux-gnu"]

@@ -8,10 +8,13 @@
  *     argonishche/_features.py, generated into kat_vectors.h), never otherwise;
  *   - per usable backend: its table (ABI, compiled_for), every BLAKE2b and Argon2 known answer
  *     of argonishche/vectors.py, through every memory path (driver-allocated, caller memory
- *     at an odd address, the arena, the locked and huge-page arenas);
+ *     at an odd address, the system allocator's admitted heap, the arena, the locked and
+ *     huge-page arenas);
  *   - a 4-lane hash on 4 threads against the same hash on 1 thread and against ref;
- *   - the arena's per-thread slots: kept memory, trim, and the thread-exit destructor (FlsAlloc's
- *     callback on Windows) giving a finished thread's memory back;
+ *   - the process's work memory: a finished thread's memory kept for another thread's hash,
+ *     trim, the budget refusing a hash larger than all of it, a timed wait for room
+ *     (SleepConditionVariableSRW) and the idle reaper thread (_beginthreadex, detached)
+ *     giving idle memory back;
  *   - secure wipe.
  */
 #include <stdio.h>
@@ -211,8 +214,19 @@ static argonishche_argon2_request request_for(const kat_argon2 *v, uint8_t *tag,
     return r;
 }
 
-static void argon2_vectors(const kat_backend *b, const void *k, argonishche_arena *arenas[3]) {
-    static const char *const arena_names[3] = {"arena", "locked arena", "hugepages arena"};
+/* argonishche_arena_argon2_hash with a ticket of its own, waiting up to a second for room. */
+static int admitted_hash(argonishche_arena *arena, const void *k, argonishche_argon2_request *r,
+                         int *os_error) {
+    argonishche_memory_ticket ticket;
+    memset(&ticket, 0, sizeof ticket);
+    int status = argonishche_arena_argon2_hash(arena, k, k, r, &ticket, 1000, os_error);
+    argonishche_memory_ticket_close(&ticket);
+    return status;
+}
+
+static void argon2_vectors(const kat_backend *b, const void *k, argonishche_arena *arenas[4]) {
+    static const char *const arena_names[4] = {"system (admitted heap)", "arena", "locked arena",
+                                               "hugepages arena"};
     for (int i = 0; i < KAT_ARGON2_COUNT; i++) {
         const kat_argon2 *v = &kat_argon2_vectors[i];
         uint8_t tag[256];
@@ -240,13 +254,13 @@ static void argon2_vectors(const kat_backend *b, const void *k, argonishche_aren
             check_bytes(tag, v->tag, v->tag_len, what, b->name, v->source);
             free(buffer);
 
-            /* 3. the arenas (VirtualAlloc; VirtualLock; huge pages compiled out) */
-            for (int a = 0; a < 3; a++) {
+            /* 3. admitted: the heap, the arenas (VirtualAlloc; VirtualLock; huge pages
+             *    compiled out) */
+            for (int a = 0; a < 4; a++) {
                 int os_error = -1;
                 r = request_for(v, tag, threads);
                 memset(tag, 0, sizeof tag);
-                int status = argonishche_arena_argon2_hash(arenas[a], k, k, &r, (size_t)1 << 30,
-                                                           (size_t)64 << 20, &os_error);
+                int status = admitted_hash(arenas[a], k, &r, &os_error);
                 snprintf(what, sizeof what, "argon2 %s, %u thread(s) (status %d, os_error %d)",
                          arena_names[a], threads, status, os_error);
                 check(status == ARGONISHCHE_OK && os_error == 0, what, b->name, v->source);
@@ -278,13 +292,12 @@ static void threads_vs_one(const kat_backend *b, const void *k, uint8_t ref_tag[
                     "m=4096 t=3 Argon2id");
 }
 
-/* ---- arena: per-thread slots and the thread-exit destructor --------------------------------- */
+/* ---- the process's work memory ------------------------------------------------------------ */
 
 typedef struct thread_job {
     argonishche_arena *arena;
     const void *kernels;
     int status;
-    size_t kept;
     uint8_t tag[32];
 } thread_job;
 
@@ -293,74 +306,88 @@ static ARGONISHCHE_THREAD_FN(hash_on_a_thread, arg) {
     const kat_argon2 *v = &kat_argon2_vectors[0];
     argonishche_argon2_request r = request_for(v, job->tag, 1);
     int os_error;
-    job->status = argonishche_arena_argon2_hash(job->arena, job->kernels, job->kernels, &r,
-                                                (size_t)1 << 30, (size_t)64 << 20, &os_error);
-    argonishche_arena_thread_memory(job->arena, &job->kept);
+    job->status = admitted_hash(job->arena, job->kernels, &r, &os_error);
     return ARGONISHCHE_THREAD_RETURN;
 }
 
-static void arena_lifetimes(const void *k) {
+static argonishche_memory_stats stats_now(void) {
+    argonishche_memory_stats stats;
+    argonishche_memory_stats_read(&stats, 0);
+    return stats;
+}
+
+static void work_memory(const void *k) {
     argonishche_arena *arena = argonishche_arena_new(0);
     check(arena != NULL, "arena_new", "arena", "NULL");
     if (arena == NULL) return;
     const kat_argon2 *v = &kat_argon2_vectors[0];
     size_t need = argonishche_argon2_memory_size(v->memory_cost, v->lanes);
+    argonishche_memory_trim();
+    argonishche_memory_configure((uint64_t)64 << 20, 60000);
 
-    /* A thread's memory is kept while it lives and given back when it ends. */
+    /* Threads one after another: the first maps, the others reuse what it left. */
+    uint64_t maps = stats_now().maps;
     enum { THREADS = 3 };
-    thread_job jobs[THREADS];
-    argonishche_thread handles[THREADS];
-    int started = 0;
     for (int i = 0; i < THREADS; i++) {
-        memset(&jobs[i], 0, sizeof jobs[i]);
-        jobs[i].arena = arena, jobs[i].kernels = k, jobs[i].status = -100;
-        if (argonishche_thread_start(&handles[i], hash_on_a_thread, &jobs[i]) == 0) started++;
-        else break;
-    }
-    check(started == THREADS, "threads started", "arena", "thread_start failed");
-    for (int i = 0; i < started; i++) argonishche_thread_join(handles[i]);
-    for (int i = 0; i < started; i++) {
-        check(jobs[i].status == ARGONISHCHE_OK, "arena hash on its own thread", "arena", "status");
-        check_bytes(jobs[i].tag, v->tag, v->tag_len, "arena hash on its own thread", "arena",
+        thread_job job;
+        memset(&job, 0, sizeof job);
+        job.arena = arena, job.kernels = k, job.status = -100;
+        argonishche_thread handle;
+        int started = argonishche_thread_start(&handle, hash_on_a_thread, &job) == 0;
+        check(started, "thread started", "arena", "thread_start failed");
+        if (!started) return;
+        argonishche_thread_join(handle);
+        check(job.status == ARGONISHCHE_OK, "arena hash on its own thread", "arena", "status");
+        check_bytes(job.tag, v->tag, v->tag_len, "arena hash on its own thread", "arena",
                     v->source);
-        check(jobs[i].kept >= need, "the thread keeps its memory between hashes", "arena",
-              "no memory kept");
     }
-    size_t after_exit = argonishche_arena_cached_bytes(arena);
-    printf("arena: %d threads each kept %zu bytes; after they ended the arena holds %zu\n",
-           started, started ? jobs[0].kept : 0, after_exit);
-    check(after_exit == 0, "ended threads' memory is given back (thread-exit destructor)",
-          "arena", "memory of ended threads is still held");
-
-    /* This thread: kept after the hash, returned by trim. */
-    uint8_t tag[64];
-    argonishche_argon2_request r = request_for(v, tag, 1);
-    int os_error;
-    check(argonishche_arena_argon2_hash(arena, k, k, &r, (size_t)1 << 30, (size_t)64 << 20,
-                                        &os_error) == ARGONISHCHE_OK,
-          "arena hash on the main thread", "arena", "status");
-    size_t kept;
-    void *memory = argonishche_arena_thread_memory(arena, &kept);
-    check(memory != NULL && kept >= need && ((uintptr_t)memory & 4095) == 0,
-          "kept memory is page aligned and large enough", "arena", "it is not");
-    check(argonishche_arena_cached_bytes(arena) == kept, "cached_bytes", "arena", "mismatch");
-    check(argonishche_arena_trim(arena) == kept, "trim frees the kept memory", "arena",
+    argonishche_memory_stats after = stats_now();
+    printf("work memory: %d threads in turn made %llu mapping(s), reused %llu time(s)\n",
+           THREADS, (unsigned long long)(after.maps - maps), (unsigned long long)after.reuses);
+    check(after.maps - maps == 1, "ended threads' memory serves the next thread's hash",
+          "arena", "each thread mapped its own");
+    check(argonishche_arena_cached_bytes(arena) >= need, "kept after the threads ended",
+          "arena", "nothing kept");
+    check(argonishche_arena_trim(arena) >= need, "trim frees the kept memory", "arena",
           "it does not");
     check(argonishche_arena_cached_bytes(arena) == 0, "nothing cached after trim", "arena",
           "still cached");
-    /* retain 0: the memory is unmapped right after the hash. */
+
+    /* A hash larger than the whole budget is refused at once. */
+    uint8_t tag[64];
+    argonishche_argon2_request r = request_for(v, tag, 1);
+    int os_error;
+    argonishche_memory_configure(need / 2, 60000);
+    check(admitted_hash(arena, k, &r, &os_error) == ARGONISHCHE_ERR_OVER_BUDGET,
+          "a hash over the whole budget is refused", "budget", "it was not");
+
+    /* A full budget: a second ticket waits (a timed wait), then gets the room. */
+    argonishche_memory_configure((uint64_t)need, 60000);
+    argonishche_memory_ticket holder, waiter;
+    memset(&holder, 0, sizeof holder), memset(&waiter, 0, sizeof waiter);
+    check(argonishche_memory_reserve(&holder, need, 0) == ARGONISHCHE_OK, "reserve the budget",
+          "budget", "refused");
+    uint64_t before = argonishche_monotonic_ns();
+    int status = argonishche_memory_reserve(&waiter, need, 50);
+    uint64_t waited_ms = (argonishche_monotonic_ns() - before) / 1000000u;
+    printf("budget: a full budget made the next reservation wait %llu ms (status %d)\n",
+           (unsigned long long)waited_ms, status);
+    check(status == ARGONISHCHE_WAIT_MEMORY && waited_ms >= 40, "a full budget makes it wait",
+          "budget", "it did not wait");
+    argonishche_memory_ticket_close(&holder);
+    check(argonishche_memory_reserve(&waiter, need, 0) == ARGONISHCHE_OK,
+          "room once the holder is done", "budget", "still refused");
+    argonishche_memory_ticket_close(&waiter);
+
+    /* The reaper thread gives idle memory back after the idle time. */
+    argonishche_memory_configure((uint64_t)64 << 20, 100);
     r = request_for(v, tag, 1);
-    check(argonishche_arena_argon2_hash(arena, k, k, &r, (size_t)1 << 30, 0, &os_error) ==
-                  ARGONISHCHE_OK &&
-              argonishche_arena_cached_bytes(arena) == 0,
-          "retain 0 keeps nothing", "arena", "memory kept");
-    /* Above max_bytes: allocated per call, same tag. */
-    r = request_for(v, tag, 1);
-    memset(tag, 0, sizeof tag);
-    check(argonishche_arena_argon2_hash(arena, k, k, &r, 1024, 0, &os_error) == ARGONISHCHE_OK,
-          "above the bound: per-call memory", "arena", "status");
-    check_bytes(tag, v->tag, v->tag_len, "above the bound: per-call memory", "arena",
-                v->source);
+    check(admitted_hash(arena, k, &r, &os_error) == ARGONISHCHE_OK, "hash for the reaper",
+          "arena", "status");
+    for (int i = 0; i < 100 && argonishche_arena_cached_bytes(arena) != 0; i++) Sleep(20);
+    check(argonishche_arena_cached_bytes(arena) == 0, "idle memory given back by the reaper",
+          "arena", "still kept after 2 s");
+    argonishche_memory_configure(UINT64_MAX, 10000);
 }
 
 static void wipe_and_lock(void) {
@@ -382,7 +409,8 @@ int main(void) {
     probe();
     wipe_and_lock();
     uint32_t usable = usable_features();
-    argonishche_arena *arenas[3] = {argonishche_arena_new(0),
+    /* NULL: the system allocator (the driver's heap), admitted against the budget. */
+    argonishche_arena *arenas[4] = {NULL, argonishche_arena_new(0),
                                     argonishche_arena_new(ARGONISHCHE_ARENA_LOCKED),
                                     argonishche_arena_new(ARGONISHCHE_ARENA_HUGE_PAGES)};
     uint8_t ref_tag[32] = {0};
@@ -409,7 +437,7 @@ int main(void) {
         ran++;
     }
     check(ran >= 2, "ref and at least sse2 ran", "main", "too few backends ran");
-    arena_lifetimes(kat_backends[0].kernels());
+    work_memory(kat_backends[0].kernels());
     printf("%d checks, %d failed, %d of %d backends run\n", checks, failures, ran,
            KAT_BACKEND_COUNT);
     return failures == 0 ? 0 : 1;
