@@ -109,10 +109,18 @@ def argon2(argon2_table: CData, blake2b_table: CData, *, type: str, version: int
     try:
         if memory_c is None:
             c_arena = arena.c_arena if arena is not None else ffi.NULL
-            status = _work_memory.admitted(
-                lambda ticket, wait_ms: lib.argonishche_arena_argon2_hash(
-                    c_arena, argon2_table, blake2b_table, request, ticket, wait_ms, os_error),
-                memory_size(memory_cost, parallelism))
+            if _work_memory.unconfigured():
+                _work_memory.config()
+            # First a try that is never queued (room now: the common case, nothing to clean
+            # up); without room, a place in the queue and the wait (see _work_memory).
+            status = lib.argonishche_arena_argon2_hash(
+                c_arena, argon2_table, blake2b_table, request, _work_memory.new_try(), 0,
+                os_error)
+            if status == lib.ARGONISHCHE_WAIT_MEMORY or status == lib.ARGONISHCHE_ERR_OVER_BUDGET:
+                status = _work_memory.admitted(
+                    lambda ticket, wait_ms: lib.argonishche_arena_argon2_hash(
+                        c_arena, argon2_table, blake2b_table, request, ticket, wait_ms,
+                        os_error), memory_size(memory_cost, parallelism))
         else:
             status = lib.argonishche_argon2_hash(argon2_table, blake2b_table, request)
     finally:

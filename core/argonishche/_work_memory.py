@@ -333,7 +333,20 @@ if hasattr(os, "register_at_fork"):  # POSIX; Windows has no fork()
 # ---- admission --------------------------------------------------------------------------------
 
 
+def unconfigured() -> bool:
+    """True until the budget has been decided and handed to C (the hot path's one check)."""
+    return _config is None
+
+
+def new_try() -> CData:
+    """A ticket for a call with ``wait_ms`` 0 that was never queued: such a call only tries, so
+    the ticket needs no closing (and no ``ffi.gc``, which costs the hot path)."""
+    return ffi.new("argonishche_memory_ticket *")
+
+
 def _new_ticket() -> CData:
+    """A ticket that may be queued: closed in a ``finally``, and by ``ffi.gc`` if even that is
+    interrupted, so that C never keeps a pointer to a freed ticket."""
     return ffi.gc(ffi.new("argonishche_memory_ticket *"), lib.argonishche_memory_ticket_close)
 
 

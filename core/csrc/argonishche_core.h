@@ -195,8 +195,9 @@ argonishche_arena *argonishche_arena_new(int flags);
 /* argonishche_argon2_hash, admitted against the budget with `ticket`, in work memory of `arena`
  * (kept memory of its kind if there is some, else a fresh mapping) or, `arena` NULL, on the C
  * heap (the system allocator).  Waits at most `wait_ms` for room: ARGONISHCHE_WAIT_MEMORY then,
- * with the ticket still queued.  request->memory must be NULL.  *os_error is the errno behind
- * ARGONISHCHE_ERR_NO_MEMORY or ARGONISHCHE_ERR_LOCK, else 0. */
+ * with the ticket still queued, except that a ticket not queued before and `wait_ms` 0 is only
+ * tried, never queued (the common case costs no clean-up).  request->memory must be NULL.
+ * *os_error is the errno behind ARGONISHCHE_ERR_NO_MEMORY or ARGONISHCHE_ERR_LOCK, else 0. */
 ARGONISHCHE_API
 int argonishche_arena_argon2_hash(argonishche_arena *arena, const void *argon2_kernels,
                                   const void *blake2b_kernels,

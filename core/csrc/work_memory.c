@@ -232,8 +232,8 @@ static int admit(argonishche_memory_ticket *t, uint64_t size, int kind, uint64_t
                 return ARGONISHCHE_OK;
             }
         }
+        if (now >= deadline) return ARGONISHCHE_WAIT_MEMORY; /* queued only by one that waits */
         if (!is_queued(t)) enqueue(t, size);
-        if (now >= deadline) return ARGONISHCHE_WAIT_MEMORY;
         /* Bounded so that abandoned heads are noticed even if nothing else happens. */
         uint64_t until = deadline - now > abandoned_ns ? now + abandoned_ns : deadline;
         argonishche_cond_wait_until(&room, &lock, until);
@@ -324,25 +324,28 @@ int argonishche_work_memory_take(argonishche_memory_ticket *t, size_t needed, in
     uint64_t deadline = argonishche_monotonic_ns() + (uint64_t)wait_ms * 1000000u;
     int status = admit(t, size, kind, deadline, &k, &dropped);
     if (status == ARGONISHCHE_OK) {
+        /* A dirty mapping (its last hash opted out of the wipe) is lent as it is: the next
+         * hash writes every block before it reads it, and wipes it, or marks it dirty, in
+         * turn.  Its list node goes with the lease, to hold it again afterwards. */
         lease->memory = k != NULL ? k->memory : NULL;
         lease->size = k != NULL ? k->size : size;
         lease->kind = kind;
+        lease->node = k;
         lease->next = pool.busy;
         pool.busy = lease;
         if (k != NULL) pool.reuses++;
         else if (!(kind & ARGONISHCHE_LEASE_HEAP)) pool.maps++;
     }
     argonishche_mutex_unlock(&lock);
-    /* A dirty mapping (its last hash opted out of the wipe) is lent as it is: the next hash
-     * writes every block before it reads it, and wipes it, or marks it dirty, in turn. */
-    free(k);
     unmap_all(dropped);
     return status;
 }
 
 void argonishche_work_memory_give_back(argonishche_lease *lease, void *memory, int keep,
                                        int dirty) {
-    kept_mapping *kept = keep && memory != NULL ? malloc(sizeof *kept) : NULL;
+    kept_mapping *kept = lease->node;
+    if (kept == NULL && keep && memory != NULL) kept = malloc(sizeof *kept);
+    if (!keep || memory == NULL) free(kept), kept = NULL;
     kept_mapping *dropped = NULL;
     uint64_t now = argonishche_monotonic_ns(), next_expiry;
     argonishche_mutex_lock(&lock);

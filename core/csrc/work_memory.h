@@ -20,6 +20,7 @@ typedef struct argonishche_lease {
     void *memory;                   /* a mapping to reuse; NULL: map `size` bytes afresh */
     size_t size;                    /* bytes counted against the budget */
     int kind;                       /* arena flags, or ARGONISHCHE_LEASE_HEAP */
+    void *node;                     /* the idle list's node of a reused mapping, kept for it */
 } argonishche_lease;
 
 /* Bytes a mapping of `kind` for `needed` bytes takes: whole pages, whole 2 MiB pages for the
@@ -29,7 +30,8 @@ size_t argonishche_lease_size(size_t needed, int kind);
 /* Admits a hash needing `needed` bytes of `kind`: ARGONISHCHE_OK with *lease filled (its memory
  * NULL when the caller must map lease->size bytes itself); ARGONISHCHE_ERR_OVER_BUDGET if it needs
  * more than the whole budget; ARGONISHCHE_WAIT_MEMORY if `wait_ms` passed without room (the
- * ticket keeps its place in the queue: call again with it, or close it). */
+ * ticket keeps its place in the queue: call again with it, or close it).  With `wait_ms` 0 a
+ * ticket not queued yet is only tried: never queued, so nothing to close. */
 int argonishche_work_memory_take(argonishche_memory_ticket *ticket, size_t needed, int kind,
                                  uint32_t wait_ms, argonishche_lease *lease);
 

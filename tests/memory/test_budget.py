@@ -361,6 +361,7 @@ def test_a_wait_of_zero_fails_at_once_when_the_budget_is_full(budget, gate):
     try:
         with pytest.raises(MemoryBudgetTimeout):
             argon2_hash(PASSWORD, SALT, **EIGHT)
+        assert argonishche.memory_budget().waiting == 0  # a try that is never queued
     finally:
         gate.gate.set()
         holder.join(60)
@@ -399,8 +400,9 @@ def test_an_abandoned_place_in_the_queue_does_not_hold_up_the_others(budget):
     once it has not been seen for a while, and the hashes behind it run."""
     budget(12, wait_seconds=30)
     holder = _work_memory.reserve(12 * MIB)  # the whole budget
-    ticket = ffi.new("argonishche_memory_ticket *")
-    assert lib.argonishche_memory_reserve(ticket, 8 * MIB, 0) == lib.ARGONISHCHE_WAIT_MEMORY
+    ticket = ffi.new("argonishche_memory_ticket *")  # a wait of 1 ms: it takes a place
+    assert lib.argonishche_memory_reserve(ticket, 8 * MIB, 1) == lib.ARGONISHCHE_WAIT_MEMORY
+    assert ticket.queued and argonishche.memory_budget().waiting == 1
     holder.close()  # room now, but the abandoned ticket is first in line
     start = time.monotonic()
     try:
