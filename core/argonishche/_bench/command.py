@@ -16,6 +16,20 @@ from ..exceptions import ArgonishcheError
 
 #: The optional extra that brings in matplotlib for ``bench --plot``.
 PLOT_HINT = "pip install argonishche[plot]"
+#: ``--profile``'s choices, named here so that building the parser imports no profile (the
+#: profiles module's tests check it against its PROFILES).
+PROFILE_NAMES = ("deployed",)
+
+
+def seconds(text: str) -> float:
+    """A non-negative number of seconds, for argparse."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 3600:
+        raise argparse.ArgumentTypeError(f"expected seconds from 0 to 3600, not {text!r}")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -40,6 +54,10 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"argonishche bench: {exc}", file=sys.stderr)
         return 2
+    conflict = profile_conflict(args)
+    if conflict:
+        print(f"argonishche bench: {conflict}", file=sys.stderr)
+        return 2
     saved: dict[str, Any] | None = None
     if args.compare:
         try:
@@ -60,7 +78,14 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.startup:
             results["startup"] = suites.bench_startup(args.repetitions)
-        if not args.no_argon2:
+        if args.profile:
+            from .profiles import PROFILES, bench_profile
+
+            results["argon2"], results["profile"] = [], {}
+            bench_profile(PROFILES[args.profile], repetitions=args.repetitions,
+                          budget=args.budget, pause=args.pause, progress=progress,
+                          results=results["argon2"], summary=results["profile"])
+        elif not args.no_argon2:
             results["argon2"] = []
             suites.bench_argon2(points, peers=args.peers, repetitions=args.repetitions,
                                 budget=args.budget, modes=modes, progress=progress,
@@ -93,14 +118,28 @@ def run(args: argparse.Namespace) -> int:
             json.dump(results, f, indent=2)
     if args.plot:
         if results.get("argon2"):
+            what = f"profile {args.profile}: hot, first" if args.profile else ", ".join(modes)
             plot(results["argon2"], args.plot,
-                 title=f"Argon2 hashes/s, one Python thread ({', '.join(modes)}); "
-                       f"{results['machine']}")
+                 title=f"Argon2 hashes/s, one Python thread ({what}); {results['machine']}")
             print(f"plot: {args.plot}")
         else:
             print("argonishche bench: nothing to plot (no Argon2 table was measured)",
                   file=sys.stderr)
     return status
+
+
+def profile_conflict(args: argparse.Namespace) -> str | None:
+    """Why the flags cannot go together, or None: a profile brings its own points and modes,
+    and only its first hashes have a pause."""
+    if args.profile is None:
+        return "--pause applies to --profile's first hashes only" if args.pause else None
+    clashing = [flag for flag, given in (("--point", args.point), ("--hot", args.hot),
+                                         ("--cold", args.cold), ("--no-argon2", args.no_argon2))
+                if given]
+    if clashing:
+        return (f"--profile {args.profile} brings its own points and modes: drop "
+                f"{', '.join(clashing)}")
+    return None
 
 
 def selection_report(results: dict[str, Any]) -> str:
@@ -137,8 +176,17 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser],
     parser.add_argument("--cold", action="store_true",
                         help="one hash per sample after evicting the caches, work memory "
                              "allocated per hash (with --hot: both)")
+    parser.add_argument("--profile", choices=sorted(PROFILE_NAMES), metavar="NAME",
+                        help="instead of --point: a named set of points (deployed: the "
+                             "Argon2id points people deploy), each timed in steady state "
+                             "(default and every allocator, and the peers) and as the first "
+                             "hash in a new process")
+    parser.add_argument("--pause", type=seconds, default=0.0, metavar="SECONDS",
+                        help="with --profile: sleep this long before each new process "
+                             "(default 0)")
     parser.add_argument("--repetitions", type=integer(1, 10**6), default=7, metavar="N",
-                        help="interleaved repetitions per subject (default 7)")
+                        help="interleaved repetitions per subject (default 7; a profile's "
+                             "largest points take fewer)")
     parser.add_argument("--budget", type=float, default=0.2, metavar="SECONDS",
                         help="time per hot sample (default 0.2)")
     parser.add_argument("--no-blake2b", action="store_true")

@@ -59,5 +59,6 @@ def peer_argon2_subjects(point: Point) -> list[Subject]:
 
 
 def is_ours(name: str) -> bool:
-    """Whether a subject's row is argonishche's: ``argonishche (selected)`` or ``backend X``."""
-    return name.strip().startswith(("argonishche", "backend"))
+    """Whether a subject's row is argonishche's: ``argonishche (selected)``, ``backend X`` or
+    ``allocator X``."""
+    return name.strip().startswith(("argonishche", "backend", "allocator"))

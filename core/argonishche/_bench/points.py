@@ -40,7 +40,12 @@ class Point:
     @property
     def blocks(self) -> int:
         """Blocks filled per hash: t passes over m' blocks."""
-        return self.time_cost * _driver.memory_size(self.memory_cost, self.parallelism) // 1024
+        return self.time_cost * self.memory_bytes // 1024
+
+    @property
+    def memory_bytes(self) -> int:
+        """Bytes of work memory one hash fills: m' blocks of 1 KiB."""
+        return _driver.memory_size(self.memory_cost, self.parallelism)
 
     @property
     def costs(self) -> dict[str, Any]:

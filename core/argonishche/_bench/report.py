@@ -7,10 +7,11 @@ compare medians of the same interleaved repetitions.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from .machine import machine_state
+from .memory_use import LEGEND
 from .peers import is_ours
 from .points import Point
 from .timing import MODES, Subject, interquartile, spread
@@ -29,11 +30,21 @@ def _range(samples: list[float], scale: Callable[[float], float]) -> str:
     return f"{_number(values[0])}..{_number(values[-1])}"
 
 
-def argon2_report(point: Point, subjects: list[Subject], clock_hz: float, mode: str = "hot",
-                  planned: int | None = None) -> tuple[str, dict[str, Any]]:
+def argon2_preamble(clock_hz: float) -> str:
+    """What the Argon2 tables' columns mean, printed once before them."""
+    return (f"core clock {clock_hz / 1e9:.2f} GHz (dependent-add chain); ratios are peer time / "
+            f"our time: above 1 means we are faster; spread is (max - min) / median of the "
+            f"repetitions\n{LEGEND}")
+
+
+def argon2_report(point: Point, subjects: Sequence[Subject], clock_hz: float, mode: str = "hot",
+                  planned: int | None = None, *, title: str = "",
+                  protocol: str = "") -> tuple[str, dict[str, Any]]:
     """The table of one point in one mode, and its JSON form.
 
     :param planned: repetitions asked for, when fewer were finished (an interrupted run).
+    :param title: what the point is (``OWASP minimum``), after it in the heading.
+    :param protocol: more on how it was measured, after the mode's description.
     """
     reference = subjects[0]
     done = len(reference.samples)
@@ -41,26 +52,36 @@ def argon2_report(point: Point, subjects: list[Subject], clock_hz: float, mode: 
     note = (f"interrupted after {done} of {planned} interleaved repetitions"
             if planned and planned > done else f"{done} interleaved repetitions")
     width = max(24, *(len(s.name) + 2 for s in subjects))  # a long name never runs into "mode"
-    lines = [f"Argon2{point}  ({MODES[mode]}; each library's default threads; {note})",
-             f"  {'subject':<{width}}{'mode':<5}{'hashes/s':>10}{'min..max':>19}{'ms/hash':>9}"
-             f"{'cycles/blk':>11}{'MB/s':>8}{'spread':>8}"
+    size = point.memory_bytes
+    memory = [s.memory.label(size) for s in subjects]
+    memory_width = max(8, *(len(label) + 2 for label in memory))
+    heading = f"Argon2{point}" + (f" - {title}" if title else "")
+    described = MODES[mode] + (f", {protocol}" if protocol else "")
+    lines = [f"{heading}  ({described}; each library's default threads; {note})",
+             f"  {'subject':<{width}}{'mode':<6}{'memory':<{memory_width}}{'hashes/s':>10}"
+             f"{'min..max':>19}{'ms/hash':>9}{'cycles/blk':>11}{'MB/s':>8}{'spread':>8}"
              + "".join(f"{'vs ' + p.name:>17}" for p in peers)]
     rows = []
-    for s in subjects:
+    for s, used in zip(subjects, memory, strict=True):
         rate = 1 / s.median
         cycles = s.median * clock_hz / point.blocks
         mbps = point.blocks * 1024 / s.median / 1e6
         ratios = [p.median / s.median for p in peers]
-        lines.append(f"  {s.name:<{width}}{mode:<5}{_number(rate):>10}"
+        lines.append(f"  {s.name:<{width}}{mode:<6}{used:<{memory_width}}{_number(rate):>10}"
                      f"{_range(s.samples, lambda x: 1 / x):>19}{s.median * 1e3:>9.2f}"
                      f"{cycles:>11,.0f}{mbps:>8,.0f}{s.spread * 100:>7.1f}%"
                      + "".join(f"{r:>16.2f}x" for r in ratios))
         rows.append({"subject": s.name.strip(), "mode": mode, "hashes_per_s": rate,
                      "ms_per_hash": s.median * 1e3, "samples_s": s.samples,
                      "cycles_per_block": cycles, "mb_per_s": mbps, "spread": s.spread,
+                     "memory": s.memory.as_dict(size),
                      "ratio_vs": {p.name: p.median / s.median for p in peers}})
     data = {"point": str(point), **point.as_dict(), "mode": mode, "repetitions": done,
             "results": rows}
+    if title:
+        data["title"] = title
+    if protocol:
+        data["protocol"] = protocol
     if planned and planned > done:
         data["interrupted"] = True
     return "\n".join(lines), data

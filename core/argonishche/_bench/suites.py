@@ -25,6 +25,7 @@ from .progress import Progress
 from .report import (
     LADDER_STARTUP,
     MEASURE_STARTUP,
+    argon2_preamble,
     argon2_report,
     batch_report,
     blake2b_report,
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
     from typing import Any, TextIO
 
 
-def _hasher(point: Point, **options: Any) -> Callable[[], bytes]:
+def our_hasher(point: Point, **options: Any) -> Callable[[], bytes]:
     """A subject's run: our argon2_hash at *point*, with *options* (backend, allocator, wipe)."""
     kwargs = {**point.costs, **options}
     return lambda: argon2_hash(PASSWORD, SALT, **kwargs)
@@ -58,7 +59,7 @@ def our_argon2_subjects(point: Point, allocator: str | None = None) -> list[Subj
     reg = _registry.get()
     selected = reg.selected_name("argon2")
     subjects = [Subject(f"argonishche ({selected})",
-                        _hasher(point, backend=None, allocator=allocator))]
+                        our_hasher(point, backend=None, allocator=allocator))]
     third_party = [entry for entry in reg.usable() if not entry.first_party]
     if third_party:
         subjects.append(Subject(f"argonishche ({selected}) verify",
@@ -67,7 +68,7 @@ def our_argon2_subjects(point: Point, allocator: str | None = None) -> list[Subj
     for entry in reg.usable():
         label = f"  backend {entry.name}"
         subjects.append(Subject(label if entry.first_party else f"{label} (third-party, {witness})",
-                                _hasher(point, backend=entry.name, allocator=allocator)))
+                                our_hasher(point, backend=entry.name, allocator=allocator)))
         if not entry.first_party:
             subjects.append(Subject(f"{label} verify",
                                     _verifier(point, backend=entry.name, allocator=allocator)))
@@ -88,9 +89,7 @@ def bench_argon2(points: Iterable[Point], *, peers: bool, repetitions: int, budg
     out = sys.stdout if out is None else out
     results = [] if results is None else results
     clock_hz = core_clock_hz()
-    print(f"core clock {clock_hz / 1e9:.2f} GHz (dependent-add chain); "
-          f"ratios are peer time / our time: above 1 means we are faster; "
-          f"spread is (max - min) / median of the repetitions", file=out)
+    print(argon2_preamble(clock_hz), file=out)
     evict = CacheEvictor() if "cold" in modes else None
     plan = []
     for point in points:
@@ -126,7 +125,7 @@ def bench_memory(point: Point = SERVER_POINT, *, peers: bool, repetitions: int, 
     """
     out = sys.stdout if out is None else out
     subjects = [Subject(f"{name} wipe={'on' if wipe else 'off'}",
-                        _hasher(point, allocator=name, wipe=wipe))
+                        our_hasher(point, allocator=name, wipe=wipe))
                 for name in sorted(_registry.get().allocators) for wipe in (True, False)]
     subjects += peer_argon2_subjects(point) if peers else []
     check_same_tags(subjects)

@@ -13,13 +13,17 @@ from dataclasses import dataclass, field
 
 from ._clock import lib
 from .machine import last_level_cache_bytes
+from .memory_use import MemoryUse, read_counters
 from .progress import Progress
 
-#: The two modes, as every table names them.
+#: The modes, as every table names them.  Whether work memory was reused is not a property of
+#: the mode but of each row (the memory column): hot hashes with the default allocator reuse it
+#: unless it went back to the OS, the ``system`` allocator's and the peers' never do.
 MODES = {
-    "hot": "hot: steady state, same inputs back to back, work memory reused",
+    "hot": "hot: steady state, same inputs back to back in one process",
     "cold": "cold: one hash per sample after evicting the caches, work memory allocated "
             "for each hash (allocator=system)",
+    "first": "first hash in a new process: one per sample, timed after import and a tiny hash",
 }
 
 
@@ -28,6 +32,8 @@ class Subject:
     name: str
     run: Callable[[], bytes]
     samples: list[float] = field(default_factory=list)   # seconds per call, one per repetition
+    #: What the timed calls' work memory was: reused or fresh (the memory column).
+    memory: MemoryUse = field(default_factory=MemoryUse)
 
     @property
     def median(self) -> float:
@@ -83,12 +89,14 @@ class CacheEvictor:
         self.buffer.find(0)
 
 
-def check_same_tags(subjects: list[Subject]) -> None:
-    """Refuse to time subjects that disagree: a fast wrong answer is no result."""
+def check_same_tags(subjects: list[Subject]) -> bytes:
+    """Refuse to time subjects that disagree: a fast wrong answer is no result.  The tag they
+    agree on."""
     tags = {s.name: s.run() for s in subjects}
     if len(set(tags.values())) != 1:
         detail = ", ".join(f"{name}: {tag.hex()[:16]}" for name, tag in tags.items())
         raise RuntimeError(f"subjects disagree, nothing timed: {detail}")
+    return next(iter(tags.values()))
 
 
 def _calls_for(run: Callable[[], bytes], budget: float) -> int:
@@ -105,7 +113,9 @@ def time_interleaved(subjects: list[Subject], repetitions: int, budget: float,
     """Fill each subject's samples: *repetitions* rounds, every subject once per round.
 
     Hot (no *evict*): a sample is as many back-to-back calls as fill *budget*, after one
-    warm-up call that sizes it.  Cold: a sample is one call, right after ``evict()``.
+    warm-up call that sizes it.  Cold: a sample is one call, right after ``evict()``.  Around
+    each sample, outside the timed part, each subject's ``memory`` counts whether its calls'
+    work memory was reused or fresh.
     Interrupted (Ctrl-C), every subject keeps the samples of the rounds all of them finished,
     so that what was measured stays comparable, and KeyboardInterrupt propagates.
     """
@@ -121,10 +131,13 @@ def time_interleaved(subjects: list[Subject], repetitions: int, budget: float,
                                   f"{subject.name.strip()}")
                 if evict:
                     evict()
+                before = read_counters()
                 started = time.perf_counter()
                 for _ in range(calls[index]):
                     subject.run()
-                subject.samples.append((time.perf_counter() - started) / calls[index])
+                elapsed = time.perf_counter() - started
+                subject.memory.add(before, read_counters(), calls[index])
+                subject.samples.append(elapsed / calls[index])
     except KeyboardInterrupt:
         complete = min(len(s.samples) for s in subjects)
         for s in subjects:
