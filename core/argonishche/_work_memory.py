@@ -360,13 +360,20 @@ def _over_budget(needed: int, current: _Config) -> MemoryBudgetError:
     return error
 
 
-def _timed_out(needed: int, waited: float, current: _Config) -> MemoryBudgetTimeout:
+def _timed_out(needed: int, waited: float, current: _Config,
+               refused: bool) -> MemoryBudgetTimeout:
     state = memory_budget()
-    error = MemoryBudgetTimeout(
-        f"waited {waited:.1f} s for {_size(needed)} of work memory: the process's work-memory "
-        f"budget of {_size(current.budget)} ({current.source}) was held by {state.running} "
-        f"running hash(es), with {state.waiting} more waiting; retry later, or raise the budget "
-        f"(ARGONISHCHE_MEMORY_BUDGET_MIB) or the wait (ARGONISHCHE_MEMORY_WAIT_SECONDS)")
+    if refused:  # within the budget, but the OS gave no more while others held theirs
+        why = (f"the OS refused it while {state.running} other hash(es) held work memory, within "
+               f"the budget of {_size(current.budget)} ({current.source}): this process can "
+               f"have less than that (RLIMIT_AS or RLIMIT_DATA, a cgroup, other memory it "
+               f"holds), so lower ARGONISHCHE_MEMORY_BUDGET_MIB, or retry later")
+    else:
+        why = (f"the process's work-memory budget of {_size(current.budget)} "
+               f"({current.source}) was held by {state.running} running hash(es), with "
+               f"{state.waiting} more waiting; retry later, or raise the budget "
+               f"(ARGONISHCHE_MEMORY_BUDGET_MIB) or the wait (ARGONISHCHE_MEMORY_WAIT_SECONDS)")
+    error = MemoryBudgetTimeout(f"waited {waited:.1f} s for {_size(needed)} of work memory: {why}")
     error.needed, error.budget, error.waited = needed, current.budget, waited
     return error
 
@@ -386,7 +393,8 @@ def _wait(ticket: CData, call: Callable[[CData, int], int], needed: int) -> int:
         if status == lib.ARGONISHCHE_WAIT_MEMORY:
             left = current.wait_seconds - (time.monotonic() - start)
             if left <= 0:
-                raise _timed_out(needed, time.monotonic() - start, current)
+                raise _timed_out(needed, time.monotonic() - start, current,
+                                 bool(ticket.refused))
             wait_ms = max(1, min(WAIT_SLICE_MS, round(left * 1000)))
             continue
         if status == lib.ARGONISHCHE_ERR_OVER_BUDGET:

@@ -10,6 +10,7 @@
  */
 #include "platform.h" /* first: threads, mappings (see there) */
 
+#include <errno.h>
 #include <stdlib.h>
 
 #include "work_memory.h"
@@ -67,6 +68,13 @@ static void *map(size_t size, int kind, int *status, int *os_error) {
     return memory;
 }
 
+/* A refusal that memory given back by other hashes may undo: the OS is out of memory (or of
+ * address space: RLIMIT_AS, RLIMIT_DATA, a cgroup) for now, not refusing on principle. */
+static int may_pass(int status, int os_error) {
+    return (status == ARGONISHCHE_ERR_NO_MEMORY || status == ARGONISHCHE_ERR_LOCK) &&
+           (os_error == ENOMEM || os_error == EAGAIN);
+}
+
 argonishche_arena *argonishche_arena_new(int flags) {
     argonishche_arena *a = calloc(1, sizeof *a);
     if (a != NULL) a->flags = flags;
@@ -87,12 +95,26 @@ int argonishche_arena_argon2_hash(argonishche_arena *a, const void *argon2_kerne
     if (status != ARGONISHCHE_OK) return status;
     if (kind & ARGONISHCHE_LEASE_HEAP) { /* the system allocator: the driver's malloc */
         status = argonishche_argon2_hash(argon2_kernels, blake2b_kernels, r);
-        argonishche_work_memory_give_back(&lease, NULL, 0, 0);
-        return status;
+        if (status != ARGONISHCHE_ERR_NO_MEMORY) {
+            argonishche_work_memory_give_back(&lease, NULL, 0, 0);
+            return status;
+        }
+        /* malloc refused, before anything was computed: as for a mapping, below */
+        return argonishche_work_memory_refused(ticket, &lease, wait_ms != 0);
     }
     void *memory = lease.memory;
     int fresh = memory == NULL;
     if (fresh) memory = map(lease.size, kind, &status, os_error);
+    if (memory == NULL && may_pass(status, *os_error)) {
+        /* While other hashes hold memory, the budget was more than the OS gives: wait for them
+         * (a login must not fail for that, nor be told its password is wrong). */
+        if (argonishche_work_memory_refused(ticket, &lease, wait_ms != 0) ==
+            ARGONISHCHE_WAIT_MEMORY) {
+            *os_error = 0;
+            return ARGONISHCHE_WAIT_MEMORY;
+        }
+        return status; /* nothing else held memory: a real refusal */
+    }
     if (memory != NULL) {
         r->memory = memory, r->memory_len = lease.size;
         /* Fresh memory is faulted in by the lane threads, in parallel, each its own lanes;

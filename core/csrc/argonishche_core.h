@@ -144,7 +144,10 @@ typedef struct argonishche_memory_ticket {
     uint64_t reserved;     /* bytes argonishche_memory_reserve granted it */
     uint64_t last_seen_ns; /* its owner's last call; a queue head unseen for long is dropped */
     uint64_t generation;   /* the process it was queued or granted in (a fork begins another) */
+    uint64_t refused_at;   /* the releases seen when the OS refused its memory (if refused) */
     int queued;
+    int refused;           /* the OS refused its memory while other hashes held some: it waits
+                              for one of them to give memory back before it tries again */
 } argonishche_memory_ticket;
 
 typedef struct argonishche_memory_stats {

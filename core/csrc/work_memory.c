@@ -51,6 +51,7 @@ static struct {
     kept_mapping *kept;
     argonishche_lease *busy;
     argonishche_memory_claim *claims; /* caller memory of the hashes running now */
+    uint64_t releases;                /* memory given back so far (refused tickets wait for one) */
     uint64_t generation;              /* forks survived: a ticket of an earlier one is stale */
     int reaper_running;
 } pool = {.budget = UINT64_MAX, .idle_ns = 10 * 1000000000ull};
@@ -187,6 +188,15 @@ static void enqueue(argonishche_memory_ticket *t, uint64_t wanted) {
     pool.waits++;
 }
 
+/* First in line: a ticket that had its turn, whose memory the OS then refused. */
+static void enqueue_first(argonishche_memory_ticket *t, uint64_t wanted) {
+    t->queued = 1, t->wanted = wanted, t->generation = pool.generation;
+    t->next = pool.queue_head;
+    pool.queue_head = t;
+    if (pool.queue_tail == NULL) pool.queue_tail = t;
+    pool.waiting++;
+}
+
 /* A ticket left queued by an earlier process (before a fork) or by an earlier hash is taken
  * for a fresh one. */
 static int is_queued(const argonishche_memory_ticket *t) {
@@ -213,7 +223,9 @@ static int admit(argonishche_memory_ticket *t, uint64_t size, int kind, uint64_t
         t->last_seen_ns = now;
         drop_abandoned_heads(now);
         int first = is_queued(t) ? pool.queue_head == t : pool.queue_head == NULL;
-        if (first) {
+        /* Refused by the OS: not before memory has come back, or nothing else holds any. */
+        int ready = !t->refused || pool.releases != t->refused_at || pool.running == 0;
+        if (first && ready) {
             kept_mapping *reused = (kind & ARGONISHCHE_LEASE_HEAP) ? NULL : take_kept(size, kind);
             if (reused != NULL && pool.in_use + reused->size > pool.budget) {
                 /* Larger than what fits now: back among the idle ones (first to be given back,
@@ -224,6 +236,7 @@ static int admit(argonishche_memory_ticket *t, uint64_t size, int kind, uint64_t
             uint64_t cost = reused != NULL ? reused->size : size;
             if (pool.in_use + cost <= pool.budget) {
                 if (is_queued(t)) unqueue(t);
+                t->refused = 0;
                 if (reused == NULL) drop_idle(cost, dropped);
                 pool.in_use += cost;
                 pool.running++;
@@ -357,6 +370,7 @@ void argonishche_work_memory_give_back(argonishche_lease *lease, void *memory, i
     }
     pool.in_use -= lease->size;
     pool.running--;
+    pool.releases++;
     if (kept != NULL && pool.idle_ns != 0 && pool.in_use + pool.idle + lease->size <= pool.budget) {
         *kept = (kept_mapping){NULL, memory, lease->size, lease->kind, dirty, now};
         kept_mapping **tail = &pool.kept;
@@ -372,6 +386,33 @@ void argonishche_work_memory_give_back(argonishche_lease *lease, void *memory, i
     free(kept);
     argonishche_unmap_work_memory(memory, lease->size, dirty);
     unmap_all(dropped);
+}
+
+int argonishche_work_memory_refused(argonishche_memory_ticket *t, argonishche_lease *lease,
+                                    int may_queue) {
+    kept_mapping *dropped = NULL;
+    argonishche_mutex_lock(&lock);
+    for (argonishche_lease **p = &pool.busy; *p != NULL; p = &(*p)->next) {
+        if (*p == lease) {
+            *p = lease->next;
+            break;
+        }
+    }
+    pool.in_use -= lease->size;
+    pool.running--;
+    free(lease->node); /* none: only fresh memory is refused */
+    uint64_t releases = pool.releases;
+    /* Idle memory takes what the OS has just refused: give it all back, and try at once. */
+    if (drop_kind(-1, &dropped) != 0) pool.releases++;
+    int alone = pool.running == 0 && dropped == NULL;
+    if (!alone) {
+        t->refused = 1, t->refused_at = releases;
+        if (may_queue && !is_queued(t)) enqueue_first(t, lease->size);
+    }
+    argonishche_cond_broadcast(&room);
+    argonishche_mutex_unlock(&lock);
+    unmap_all(dropped);
+    return alone ? ARGONISHCHE_ERR_NO_MEMORY : ARGONISHCHE_WAIT_MEMORY;
 }
 
 int argonishche_memory_reserve(argonishche_memory_ticket *t, uint64_t bytes, uint32_t wait_ms) {
@@ -396,6 +437,7 @@ void argonishche_memory_ticket_close(argonishche_memory_ticket *t) {
     if (t->reserved != 0 && t->generation == pool.generation) {
         pool.in_use -= t->reserved;
         pool.running--;
+        pool.releases++;
         argonishche_cond_broadcast(&room);
     }
     t->reserved = 0;

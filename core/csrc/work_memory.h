@@ -35,6 +35,14 @@ size_t argonishche_lease_size(size_t needed, int kind);
 int argonishche_work_memory_take(argonishche_memory_ticket *ticket, size_t needed, int kind,
                                  uint32_t wait_ms, argonishche_lease *lease);
 
+/* The OS refused the lease's memory (a mapping, the heap or mlock said ENOMEM or EAGAIN): ends
+ * the lease.  ARGONISHCHE_WAIT_MEMORY if other hashes hold memory (or some was kept idle, now
+ * given back): the budget is more than the OS gives this process now, so the ticket waits, first
+ * in line, until memory comes back, and tries again (`may_queue` 0, a try: it is left to the
+ * caller's next ticket).  ARGONISHCHE_ERR_NO_MEMORY if nothing else holds any: a real refusal. */
+int argonishche_work_memory_refused(argonishche_memory_ticket *ticket, argonishche_lease *lease,
+                                    int may_queue);
+
 /* Ends the lease.  `memory`: its mapping (or NULL: none was made, or the heap's); `keep`: the
  * mapping may serve later hashes; `dirty`: its last hash opted out of the wipe (wiped before it
  * is unmapped). */

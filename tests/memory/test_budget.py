@@ -195,6 +195,26 @@ class Recorder(Pool):
         return super().acquire(size)
 
 
+@linux_only
+@pytest.mark.parametrize("allocator", ["arena", "system"])
+def test_a_burst_the_os_refuses_within_the_budget_waits_instead_of_failing(allocator):
+    """The same burst with a budget of 1 GiB, above what RLIMIT_AS leaves: the OS refuses a
+    mapping (or malloc) while other hashes hold theirs, and the hash waits for them instead of
+    failing (through a login adapter that failure was a right password answered False).  Failed
+    before the wait on refusals: some of the 12 raised ArgonishcheMemoryError ("could not map"
+    for arena, "could not allocate" for system), and the rest were right."""
+    code = BURST.replace("argon2_hash(b\"password\", b\"somesalt\", **costs) == expected",
+                         f"argon2_hash(b\"password\", b\"somesalt\", **costs, "
+                         f"allocator={allocator!r}) == expected")
+    assert code != BURST
+    # glibc would serve 32 MiB from the threads' own heaps, reserved before the limit: these
+    # make every such malloc a mapping of its own, which the limit can refuse.
+    result = run_python(code, ARGONISHCHE_MEMORY_BUDGET_MIB="1024", MALLOC_ARENA_MAX="1",
+                        MALLOC_MMAP_THRESHOLD_="131072", timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[0] == str([True] * 12)
+
+
 def test_a_burst_is_admitted_in_arrival_order(budget, install):
     """With room for one hash, hashes that arrive while it runs are admitted in the order they
     came."""
