@@ -38,20 +38,34 @@ import sys
 # ---- the limit, before anything else --------------------------------------------------------
 
 
-def join_limit(cgroup: str | None, rlimit_as: int | None) -> dict[str, object]:
-    """Put this process under its limit; what was done, as the process itself sees it."""
+def join_limit(cgroup: str | None) -> dict[str, object]:
+    """Put this process in its cgroup (if any); what was done, as the process itself sees it."""
     if cgroup is not None:
         with open(os.path.join(cgroup, "cgroup.procs"), "w", encoding="ascii") as procs:
             procs.write(str(os.getpid()))
-    if rlimit_as is not None:
-        import resource
-
-        resource.setrlimit(resource.RLIMIT_AS, (rlimit_as, rlimit_as))
     with open("/proc/self/cgroup", encoding="ascii") as own:
         groups = own.read().split()
+    return {"proc_self_cgroup": groups}
+
+
+def limit_address_space(beyond: int | None) -> None:
+    """RLIMIT_AS at *beyond* bytes more than the address space reserved now, when the burst is
+    about to start.  RLIMIT_AS counts reservations, not memory: every thread's stack (8 MiB) and
+    every malloc arena glibc makes for contending threads (64 MiB each, up to 8 per CPU) is
+    reserved whole, so 64 threads reserve about 1.5 GiB before a hash runs, and a bare 1.5 GiB
+    limit would leave no room for any library's work memory (argon2-cffi: 0 of 64)."""
+    if beyond is None:
+        return
     import resource
 
-    return {"proc_self_cgroup": groups, "rlimit_as": resource.getrlimit(resource.RLIMIT_AS)[0]}
+    reserved = status_kib("VmSize") * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (reserved + beyond, reserved + beyond))
+    LIMIT["address_space_reserved"] = reserved
+    LIMIT["rlimit_as"] = reserved + beyond
+    if "argonishche" in sys.modules:
+        # argonishche decided its budget at its first hash (its start-up self-tests), before
+        # this limit: an application that changes its limits later asks it to decide again.
+        sys.modules["argonishche"].set_memory_budget()
 
 
 def parse_arguments() -> argparse.Namespace:
@@ -62,7 +76,9 @@ def parse_arguments() -> argparse.Namespace:
     parser.add_argument("--mode", choices=("threads", "asyncio"), required=True)
     limit = parser.add_mutually_exclusive_group()
     limit.add_argument("--cgroup", help="the cgroup directory to join (its cgroup.procs)")
-    limit.add_argument("--rlimit-as", type=int, help="RLIMIT_AS to set, in bytes")
+    limit.add_argument("--rlimit-as", type=int,
+                       help="bytes of address space allowed beyond what the process has reserved "
+                            "when the burst starts (RLIMIT_AS is set to the sum)")
     parser.add_argument("--idle-wait", type=float, default=0.0,
                         help="seconds to stay idle after the burst before the last VmRSS")
     parser.add_argument("--deadline", type=float, default=120.0,
@@ -74,7 +90,7 @@ def parse_arguments() -> argparse.Namespace:
 
 
 ARGUMENTS = parse_arguments()
-LIMIT = join_limit(ARGUMENTS.cgroup, ARGUMENTS.rlimit_as)
+LIMIT = join_limit(ARGUMENTS.cgroup)
 
 # ---- the burst -------------------------------------------------------------------------------
 
@@ -166,11 +182,13 @@ class Library:
 def run_threads(library: Library, cases: list[dict[str, str]], deadline: float) -> dict:
     n = len(cases)
     results: list[tuple[str, float, float] | None] = [None] * n
-    # Released together: every verification asks for its memory at the same moment.
-    barrier = threading.Barrier(n, timeout=deadline)
+    # Released together, by this thread once all exist: every verification asks for its
+    # memory at the same moment.
+    barrier = threading.Barrier(n + 1, timeout=deadline)
 
     def verify(i: int) -> None:
         try:
+            bytearray(65536)  # a malloc of its own: glibc gives the thread its arena now
             barrier.wait()
         except threading.BrokenBarrierError:
             results[i] = ("error the burst never started (a thread could not start)", 0.0, 0.0)
@@ -197,6 +215,11 @@ def run_threads(library: Library, cases: list[dict[str, str]], deadline: float) 
                 results[j] = (describe(exc), 0.0, 0.0)
             break
         threads.append(thread)
+    limit_address_space(ARGUMENTS.rlimit_as)
+    try:
+        barrier.wait()
+    except threading.BrokenBarrierError:
+        pass  # a thread could not start: recorded above
     end_by = time.monotonic() + deadline
     for thread in threads:
         thread.join(max(0.0, end_by - time.monotonic()))
@@ -230,6 +253,7 @@ def run_asyncio(library: Library, cases: list[dict[str, str]], deadline: float) 
             task.cancel()
         return [f"coroutine {tasks.index(t)}" for t in pending]
 
+    limit_address_space(ARGUMENTS.rlimit_as)  # the pools' threads come within it
     hung = asyncio.run(burst())
     return {"results": results, "hung": hung}
 

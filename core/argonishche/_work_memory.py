@@ -8,9 +8,9 @@ decides the budget (:func:`default_budget`), hands it to C on the first hash, re
 :class:`~argonishche.MemoryBudgetTimeout`.
 
 **The default budget** is half of the least of what the process may really use: its cgroup's
-memory limit (v2 ``memory.max`` or ``memory.high``, or v1's hierarchical limit, of its own cgroup
-and every ancestor), physical memory, and ``RLIMIT_AS`` and ``RLIMIT_DATA`` (private anonymous
-mappings count against both).  Half, because work memory is never all a process holds: the
+memory limit (v2 ``memory.max`` or ``memory.high``, or v1's limit, of its own cgroup and every
+ancestor), physical memory, and what ``RLIMIT_AS`` and ``RLIMIT_DATA`` leave of the address space
+when the first hash runs (private anonymous mappings count against both).  Half, because work memory is never all a process holds: the
 interpreter, the application and its caches, the lane threads' stacks and the page cache of a
 container share the same limit, and a cgroup that reaches its limit is OOM-killed rather than
 told no.  A process that runs alone, or a pre-fork server that wants its workers to share one
@@ -187,19 +187,39 @@ def physical_memory() -> int | None:
     return None
 
 
+#: What each resource limit counts, as /proc/self/status names it.
+_COUNTED_BY = {"RLIMIT_AS": "VmSize", "RLIMIT_DATA": "VmData"}
+
+
+def _in_use(field: str) -> int:
+    """Bytes of /proc/self/status's *field* (VmSize, VmData), or 0 where it cannot be read."""
+    text = _read("/proc/self/status") or ""
+    for line in text.splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
 def _resource_limits() -> list[tuple[int, str]]:
+    """(bytes, description) of what RLIMIT_AS and RLIMIT_DATA leave: the limit less what the
+    process has already mapped.  Address space is not memory: every thread's stack and every
+    malloc arena glibc makes is reserved whole (64 threads: about 1.5 GiB before any hash)."""
     try:
         import resource
     except ImportError:  # Windows
         return []
     found = []
-    for name in ("RLIMIT_AS", "RLIMIT_DATA"):
+    for name, field in _COUNTED_BY.items():
         limit = getattr(resource, name, None)
         if limit is None:
             continue
         soft = resource.getrlimit(limit)[0]
-        if soft != resource.RLIM_INFINITY and 0 < soft < UNLIMITED:
-            found.append((soft, name))
+        if soft == resource.RLIM_INFINITY or not 0 < soft < UNLIMITED:
+            continue
+        used = _in_use(field)
+        left = max(soft - used, MIB)
+        found.append((left, name if not used else
+                      f"what {name} leaves ({_size(left)} of {_size(soft)})"))
     return found
 
 
@@ -221,7 +241,9 @@ def default_budget() -> tuple[int, str]:
         return 4096 * MIB, "no limit known: 4 GiB"
     limit, where = min(candidates)
     budget = max(MIB, int(limit * DEFAULT_FRACTION) // MIB * MIB)
-    return budget, f"half of {where} ({_size(limit)})"
+    if not where.startswith("what "):  # "what RLIMIT_AS leaves (...)" says its size already
+        where = f"{where} ({_size(limit)})"
+    return budget, f"half of {where}"
 
 
 # ---- configuration ----------------------------------------------------------------------------

@@ -239,7 +239,10 @@ def rlimit_as(limit: int) -> MemoryLimit:
         raise CannotLimit(f"the hard RLIMIT_AS ({hard} bytes) is below {limit}")
     if soft != resource.RLIM_INFINITY and soft < limit:
         raise CannotLimit(f"this process's RLIMIT_AS ({soft} bytes) is already below {limit}")
-    return MemoryLimit("RLIMIT_AS", limit, swap="address space: swap does not enter into it")
+    return MemoryLimit("RLIMIT_AS", limit,
+                       swap="address space beyond what the process has reserved when the burst "
+                            "starts (its 64 threads' stacks and malloc arenas reserve about "
+                            "1.5 GiB of it before any hash); swap does not enter into it")
 
 
 def choice() -> str:

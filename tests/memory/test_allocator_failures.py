@@ -161,8 +161,8 @@ def test_out_of_memory_is_a_memory_error_naming_the_size():
         assert kind == "MemoryBudgetError", (name, kind)
         assert message.startswith("this hash needs 128.0 GiB of work memory, more than the "
                                   "process's whole work-memory budget of "), message
-        assert "(half of RLIMIT_AS (64.0 GiB))" in message or "(half of physical memory" in \
-            message, message
+        assert "(half of what RLIMIT_AS leaves (" in message and " of 64.0 GiB))" in message \
+            or "(half of physical memory" in message, message
         kind, message = errors["os", name]
         assert kind == "ArgonishcheMemoryError", (name, kind)
         if name == "system":  # the C driver's malloc

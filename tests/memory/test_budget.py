@@ -568,3 +568,19 @@ def test_the_default_budget_is_half_of_the_least_limit(monkeypatch):
         int(1.5 * 2**30), "half of cgroup v2 memory.max (3.0 GiB)")
     monkeypatch.setattr(_work_memory, "_resource_limits", lambda: [(2**30, "RLIMIT_AS")])
     assert _work_memory.default_budget() == (2**29, "half of RLIMIT_AS (1.0 GiB)")
+
+
+def test_a_resource_limit_counts_what_it_leaves_of_the_address_space(monkeypatch):
+    """RLIMIT_AS counts reservations, not memory: 64 threads' stacks and glibc's malloc arenas
+    took about 1.5 GiB of it before any hash.  The budget is half of what is left."""
+    import resource
+
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (
+        (4 * 2**30, 4 * 2**30) if which == resource.RLIMIT_AS else
+        (resource.RLIM_INFINITY, resource.RLIM_INFINITY)))
+    monkeypatch.setattr(_work_memory, "_in_use", lambda field: 3 * 2**30 if field == "VmSize"
+                        else 0)
+    assert _work_memory._resource_limits() == [(2**30, "what RLIMIT_AS leaves (1.0 GiB of 4.0 GiB)")]
+    monkeypatch.setattr(_work_memory, "cgroup_limit", lambda: None)
+    assert _work_memory.default_budget() == (2**29, "half of what RLIMIT_AS leaves (1.0 GiB of "
+                                                    "4.0 GiB)")

@@ -16,18 +16,21 @@ is allocated, and answers for a string it cannot read: ``verify`` False, ``must_
 ``safe_summary`` a summary saying so.  Only ``decode`` raises, a ``ValueError``, as Django's
 hashers do for a value they cannot read.
 
-A stored hash within the limits may still ask for more memory than the process can get (a
-tampered row at ``m=1048576`` in a worker capped below 1 GiB), or more than its whole
-work-memory budget: ``verify`` answers False, as Django's hasher does (argon2-cffi raises its
-``VerificationError`` there), never an ``ArgonishcheMemoryError`` that would make a login an
-HTTP 500.
+A stored hash within the limits may still ask for more memory than the process's whole
+work-memory budget (a tampered row at ``m=1048576`` in a worker whose budget is 768 MiB): no
+password can ever be checked against it here, so ``verify`` answers False, as Django's hasher
+does (argon2-cffi raises its ``VerificationError`` for memory it cannot get), never an
+:class:`~argonishche.MemoryBudgetError` that would make a login an HTTP 500.
 
-A server that is merely busy is another matter.  When every byte of the process's work-memory
+Memory that is merely not there now is another matter: the password was not checked, so it is
+neither right nor wrong, and answering False would turn away a user who typed it right (and
+count a failed login against them, where a lockout is configured).  When every byte of the
 budget is in use and a login has waited ``ARGONISHCHE_MEMORY_WAIT_SECONDS`` for room,
-``verify`` raises :class:`argonishche.MemoryBudgetTimeout`: the password was not checked, so it
-is neither right nor wrong, and answering False would turn away a user who typed it right.
-:class:`ServerBusyMiddleware` answers it with HTTP 503 and ``Retry-After``; without it, Django
-answers 500.
+``verify`` raises :class:`argonishche.MemoryBudgetTimeout`; when the OS refuses memory within
+the budget while nothing else holds any, it raises :class:`argonishche.ArgonishcheMemoryError`.
+Here argonishche parts from Django's own hasher, which cannot tell these cases from a wrong
+password.  :class:`ServerBusyMiddleware` answers the first with HTTP 503 and ``Retry-After``;
+otherwise Django answers 500.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from argonishche.argon2_cffi import Parameters
 from argonishche.exceptions import (
     ArgonishcheMemoryError,
     InvalidHashError,
+    MemoryBudgetError,
     MemoryBudgetTimeout,
     ParameterError,
     VerificationError,
@@ -170,10 +174,11 @@ class Argon2PasswordHasher(BasePasswordHasher):
             return argon2_verify(self._phc(encoded), password, limits=self.limits)
         except VerificationError:  # a wrong password, or a hash that cannot be read (an
             return False           # InvalidHashError) or is over the limits (LimitExceededError)
-        except ArgonishcheMemoryError:
-            # Costs within the limits, but more memory than this process can get now: no
-            # password can be checked against it, so none matches, as with Django's hasher
-            # (argon2-cffi's VerificationError) and not an HTTP 500 for a login.
+        except MemoryBudgetError:
+            # Costs within the limits, but more memory than this process's whole budget: no
+            # password can ever be checked against it here, so none matches, as with Django's
+            # hasher (argon2-cffi's VerificationError) and not an HTTP 500 for a login.  Memory
+            # that is only not there now raises (see the module's text).
             return False
 
     def safe_summary(self, encoded: str) -> dict[str, Any]:

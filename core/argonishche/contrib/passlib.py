@@ -18,10 +18,12 @@ none "need an update".  Settings (``CryptContext(..., argon2__memory_cost=...)``
 ``parallelism``, ``digest_size``, ``salt_size``.
 
 As with the pwdlib hasher, stored hashes are read within :attr:`argon2.limits` before anything
-is allocated: ``verify`` answers False for a wrong password and for a hash it cannot run
-(malformed, over the limits, or more memory than the process can get now), where libpass raises
-``ValueError`` for a malformed one and runs any costs a string asks for; ``needs_update``
-answers True for those.  Not provided: ``genconfig`` and ``genhash``, deprecated in passlib.
+is allocated: ``verify`` answers False for a wrong password and for a hash it can never run
+here (malformed, over the limits, or over the process's whole work-memory budget), where libpass
+raises ``ValueError`` for a malformed one and runs any costs a string asks for; ``needs_update``
+answers True for those.  Memory that is only not there now raises
+(:class:`argonishche.MemoryBudgetTimeout`, :class:`argonishche.ArgonishcheMemoryError`): the
+password was not checked, so it is not wrong either.  Not provided: ``genconfig`` and ``genhash``, deprecated in passlib.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import builtins
 from typing import Any, ClassVar, cast
 
 from argonishche import Limits, PasswordHasher
-from argonishche.exceptions import ArgonishcheMemoryError, InvalidHashError, VerificationError
+from argonishche.exceptions import InvalidHashError, MemoryBudgetError, VerificationError
 
 __all__ = ["argon2"]
 
@@ -109,8 +111,11 @@ class argon2:  # noqa: N801 - passlib's handlers are named like their scheme
             raise TypeError(f"hash must be str or bytes, not {type(hash).__name__}")
         try:
             return cls._hasher().verify(hash, _secret(secret))
-        except (VerificationError, ArgonishcheMemoryError):  # a wrong secret; a hash that is
-            return False  # malformed, over the limits, or needs more memory than there is
+        except (VerificationError, MemoryBudgetError):  # a wrong secret; a hash that is
+            # malformed, over the limits, or over the process's whole work-memory budget (never
+            # runnable here).  Memory that is only not there now raises (MemoryBudgetTimeout,
+            # ArgonishcheMemoryError): the secret was not checked, so it is not wrong either.
+            return False
 
     @classmethod
     def needs_update(cls, hash: str | bytes, secret: str | bytes | None = None) -> bool:  # noqa: A002

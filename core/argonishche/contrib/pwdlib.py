@@ -26,13 +26,14 @@ non-ASCII digits in it.  Here every stored hash is read within ``Argon2Hasher.li
 :class:`argonishche.Limits`, default ``Limits()``), before anything is allocated, its length
 before it is even parsed:
 
-- ``verify`` answers False for a wrong password and for any hash it cannot run: malformed, over
-  the limits, or within them but asking for more memory than the process can get now or than
-  its whole work-memory budget (an ``ArgonishcheMemoryError``, which would make a login an HTTP
-  500); but a hash that waited too long for room in a busy server's budget raises
-  :class:`argonishche.MemoryBudgetTimeout` (a ``TimeoutError``): its password was not checked,
-  and False would refuse a right one (answer it with HTTP 503, as FastAPI's exception handlers
-  can);
+- ``verify`` answers False for a wrong password and for any hash it can never run here:
+  malformed, over the limits, or within them but asking for more than the process's whole
+  work-memory budget (a :class:`argonishche.MemoryBudgetError`, which would make a login an
+  HTTP 500); but memory that is only not there now raises, since the password was not checked
+  and False would refuse a right one: :class:`argonishche.MemoryBudgetTimeout` (a
+  ``TimeoutError``) after waiting too long for room in a busy server's budget, and
+  :class:`argonishche.ArgonishcheMemoryError` when the OS refuses memory within the budget
+  (answer them with HTTP 503, as FastAPI's exception handlers can);
 - ``check_needs_rehash`` answers True for any hash other than one this hasher would make,
   including those it cannot read (pwdlib's raises for some of those, answers True for others).
 
@@ -54,7 +55,7 @@ from argonishche._password_hasher import (
     DEFAULT_RANDOM_SALT_LENGTH,
     DEFAULT_TIME_COST,
 )
-from argonishche.exceptions import ArgonishcheMemoryError, InvalidHashError, VerificationError
+from argonishche.exceptions import InvalidHashError, MemoryBudgetError, VerificationError
 
 __all__ = ["Argon2Hasher"]
 
@@ -131,9 +132,10 @@ class Argon2Hasher:
             return self._hasher.verify(hash, password)
         except VerificationError:  # a wrong password, an unreadable hash (InvalidHashError),
             return False           # or one over the limits (LimitExceededError)
-        except ArgonishcheMemoryError:
-            # Within the limits but more memory than the process can get now: no password can
-            # be checked against it, so none matches (and a login is refused, not an HTTP 500).
+        except MemoryBudgetError:
+            # Within the limits but more than the process's whole budget: no password can ever
+            # be checked against it here, so none matches (a login refused, not an HTTP 500).
+            # Memory that is only not there now raises: the password was not checked.
             return False
 
     def check_needs_rehash(self, hash: str | bytes) -> bool:  # noqa: A002
