@@ -17,7 +17,8 @@ PACKAGE = pathlib.Path(argonishche.__file__).parent
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("_version", "exceptions", "_features", "build", "vectors", "_core", "_warn", "_pool",
      "_async", "_blake2b_type"),
-    ("_settings", "hookspecs", "_entry_points", "_params", "_phc", "_driver", "_hash_parameters"),
+    ("_settings", "hookspecs", "_entry_points", "_params", "_phc", "_driver", "_hash_parameters",
+     "_work_memory"),
     ("_cpu", "_kernel_table", "_records", "_selftest", "_certify", "_certify_child",
      "_allocators"),
     ("_discovery", "_backend_checks", "_selection_record", "_selection"),
@@ -26,7 +27,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("_batch", "testing"),
     ("_password_hasher",),
     ("__init__",),
-    ("_bench", "_tune", "_cli", "__main__", "argon2_cffi", "contrib"),
+    ("_bench", "_tune_search", "_tune", "_cli", "__main__", "argon2_cffi", "contrib"),
 )
 #: The package's compiled modules (no .py file to find them by); they import none of its modules.
 COMPILED = ("_core", "_blake2b_type")
