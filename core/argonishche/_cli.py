@@ -115,24 +115,33 @@ def _command_selftest(args: argparse.Namespace) -> int:
 
 def _command_tune(args: argparse.Namespace) -> int:
     """Kernels measured and the choice remembered, then (unless --kernels-only) Argon2id
-    parameters recommended; 0, or 1 if nothing met the latency target."""
-    from . import _tune
+    parameters recommended; 0, 1 if nothing met the latency target, 2 for a budget the process
+    cannot have (refused before anything is measured)."""
+    from . import _tune, _tune_search
     from ._bench.progress import Progress
-    from .exceptions import ArgonishcheError
+    from .exceptions import ArgonishcheError, ParameterError
 
     progress = Progress(sys.stderr) if sys.stderr.isatty() else None
     concurrency = args.concurrency or os.cpu_count() or 1
-    budget = args.memory_budget or _tune.default_budget_mib(concurrency)
+    try:
+        budget = None if args.kernels_only else _tune.plan_budget(args.memory_budget)
+    except ParameterError as exc:
+        return _fail(str(exc), 2)
+
+    def step(label: str) -> None:
+        if progress:  # the search's length is not known ahead: the bar's end moves with it
+            progress.total = max(progress.total, progress.done + 1)
+            progress.step(label)
     try:
         if progress:
             progress.start("kernels", args.rounds)
         kernels = _tune.tune_kernels(args.rounds, progress.step if progress else None)
         parameters = None
-        if not args.kernels_only:
-            if progress:
-                progress.start("parameters", _tune.MAX_TRIALS * (_tune.REPETITIONS + 1))
-            parameters = _tune.recommend(args.latency, concurrency, budget,
-                                         progress.step if progress else None)
+        if budget is not None:
+            if progress:  # a typical search: about 8 candidates of MIN_SAMPLES hashes
+                progress.start("parameters", 8 * (1 + -(-_tune_search.MIN_SAMPLES //
+                                                        concurrency)))
+            parameters = _tune.recommend(args.latency, concurrency, budget, step)
     except (ArgonishcheError, MemoryError) as exc:
         return _fail(str(exc), 1)
     finally:
@@ -149,7 +158,7 @@ def _command_tune(args: argparse.Namespace) -> int:
 
 
 def _tune_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from ._tune import DEFAULT_LATENCY_MS, DEFAULT_MIB_PER_HASH, KERNEL_ROUNDS
+    from ._tune import DEFAULT_LATENCY_MS, KERNEL_ROUNDS
 
     parser = commands.add_parser(
         "tune", help="measure the kernels, remember the fastest, recommend Argon2id parameters",
@@ -157,17 +166,21 @@ def _tune_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
                     "print their cycles per Argon2 block and per BLAKE2b byte, the choice and "
                     "its margin; remember the choice (as ARGONISHCHE_SELECT=measure does). Then "
                     "recommend Argon2id parameters for this machine by RFC 9106 section 4: the "
-                    "most memory per hash the budget allows at the given concurrency, then the "
-                    "most passes within the latency target, each timed as that many hashes at "
-                    "once.")
+                    "most memory per hash the work-memory budget allows at the given "
+                    "concurrency, then the most passes whose 95th-percentile latency meets the "
+                    "target, each timed as that many hashes at once; say what the budget holds, "
+                    "and warn below OWASP's minimums.")
     parser.add_argument("--latency", type=float, default=DEFAULT_LATENCY_MS, metavar="MS",
-                        help=f"the most one hash may take, in milliseconds (default "
-                             f"{DEFAULT_LATENCY_MS:.0f}, RFC 9106's front-end server example)")
+                        help=f"the most one hash may take (its 95th percentile), in milliseconds "
+                             f"(default {DEFAULT_LATENCY_MS:.0f}, RFC 9106's front-end server "
+                             f"example)")
     parser.add_argument("--concurrency", type=_integer(1, 4096), metavar="N",
                         help="hashes running at once (default: the number of CPUs)")
     parser.add_argument("--memory-budget", type=_integer(1, 2**32 - 1), metavar="MIB",
-                        help=f"MiB all concurrent hashes may use together (default: "
-                             f"{DEFAULT_MIB_PER_HASH} per hash, at most half of the memory)")
+                        help="MiB of work memory all concurrent hashes may use together "
+                             "(default: the process's work-memory budget, "
+                             "ARGONISHCHE_MEMORY_BUDGET_MIB or half of what the process may "
+                             "use; more than that is measured with it raised for the run)")
     parser.add_argument("--rounds", type=_integer(8, 100_000), default=KERNEL_ROUNDS,
                         metavar="N", help=f"kernel measurement rounds (default {KERNEL_ROUNDS})")
     parser.add_argument("--kernels-only", action="store_true",

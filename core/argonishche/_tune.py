@@ -7,8 +7,9 @@ cycles per Argon2 block and per BLAKE2b byte; the choice is remembered as
 ``ARGONISHCHE_SELECT=measure`` remembers it.
 
 Parameters, by RFC 9106 section 4's procedure ("Parameter Choice"), with the three inputs it asks
-for: the time each hash may take (the latency target), and, since a server hashes several
-passwords at once, the number of concurrent hashes and the memory all of them together may use:
+for: the time each hash may take (the latency target, met by the 95th percentile of the hashes),
+and, since a server hashes several passwords at once, the number of concurrent hashes and the
+work memory all of them together may use:
 
 1. type Argon2id (step 1: the choice when side channels matter or are unknown);
 2. threads per hash h: the CPUs over the concurrent hashes, at least 1 (step 2); as many lanes;
@@ -17,25 +18,36 @@ passwords at once, the number of concurrent hashes and the memory all of them to
 4. a 16-byte salt and a 32-byte tag (steps 5 and 6: 128 bits of salt suffice; RFC 9106's
    recommended profiles take 256-bit tags);
 5. the largest t whose hashes, run that many at once, stay within the target; if even t = 1
-   does not, a smaller m (step 8), measured, never extrapolated: each candidate is timed as
-   *concurrency* hashes at once, each on its own thread, through the default allocator, as a
-   server's would run.
+   does not, a smaller m (step 8): the search, and why two runs agree, is
+   :mod:`argonishche._tune_search`.
+
+**The budget** is the process's work-memory budget (:func:`argonishche.memory_budget`) unless
+``--memory-budget`` says otherwise, since that is what a deployed process admits its hashes
+against.  A budget larger than the process's is measured with the process's raised to it for
+the run, and said (see :func:`plan_budget` for why, and when it is refused); the output says how
+many hashes of the recommended size the budget holds at once (beyond that, hashes wait for room
+in arrival order), and prints ``ARGONISHCHE_MEMORY_BUDGET_MIB`` when argonishche's default
+budget would hold fewer than the concurrency asked for.
+
+**OWASP's minimums** (:data:`OWASP_MINIMUMS`): a recommendation, or constraints, below all of
+them get a warning, with the latency or budget that would reach one, measured.  A machine busy
+with other work when the search starts is said to be (:func:`busy`): its timings do not repeat.
 
 Nothing here runs at import or on the hash path: only ``argonishche tune`` imports it.
 """
 
 from __future__ import annotations
 
+import math
 import os
-import statistics
-import threading
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, NamedTuple
 
-from . import _registry
-from ._argon2 import argon2_hash
-from ._params import DEFAULT_LIMITS
+from . import _registry, _tune_search, _work_memory
+from ._driver import memory_size
+from ._tune_search import HASH_LEN, OWASP_MINIMUMS, Trial, at_least
+from .exceptions import ParameterError
 
 #: Rounds of the kernel measurement (each times every backend once per algorithm).
 KERNEL_ROUNDS = 400
@@ -43,48 +55,10 @@ KERNEL_BUDGET_SECONDS = 5.0
 #: What RFC 9106 recommends a hash may take on a front-end server: "0.5 seconds on a 2 GHz CPU
 #: using 2 cores" (section 4, example "Frontend server authentication").
 DEFAULT_LATENCY_MS = 500.0
-#: RFC 9106's first recommended profile uses 2 GiB per hash (section 4).
-DEFAULT_MIB_PER_HASH = 2048
-SALT_LEN, HASH_LEN = 16, 32
-#: Timed batches per candidate (the median counts), after one untimed batch that faults in the
-#: work memory and warms the caches.
-REPETITIONS = 3
-#: The most candidates the search times before it settles for the best that met the target.
-MAX_TRIALS = 12
-
-
-class Trial(NamedTuple):
-    """One candidate's batches: each hash's wall time, and the batches' wall times."""
-
-    memory_cost: int
-    time_cost: int
-    parallelism: int
-    latencies_ms: list[float]
-    batch_seconds: list[float]
-    concurrency: int
-
-    @property
-    def latency_ms(self) -> float:
-        return statistics.median(self.latencies_ms)
-
-    @property
-    def hashes_per_second(self) -> float:
-        return self.concurrency / statistics.median(self.batch_seconds)
-
-
-def physical_memory_mib() -> int | None:
-    try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2**20
-    except (AttributeError, OSError, ValueError):
-        return None
-
-
-def default_budget_mib(concurrency: int) -> int:
-    """RFC 9106's 2 GiB per concurrent hash, but at most half of the machine's memory."""
-    total = physical_memory_mib()
-    wanted = DEFAULT_MIB_PER_HASH * concurrency
-    return wanted if total is None else min(wanted, total // 2)
-
+SALT_LEN = 16
+MIB = 2**20
+#: A load average above this share of the CPUs makes timings unrepeatable (``bench``'s verdict).
+BUSY_LOAD_PER_CPU = 0.25
 
 # ---- kernels -----------------------------------------------------------------------------------
 
@@ -133,159 +107,185 @@ def render_kernels(found: dict[str, Any]) -> list[str]:
     return lines
 
 
-# ---- parameters --------------------------------------------------------------------------------
+# ---- the budget --------------------------------------------------------------------------------
 
 
-def timed_batch(memory_cost: int, time_cost: int, parallelism: int, concurrency: int
-                ) -> tuple[list[float], float]:
-    """*concurrency* Argon2id hashes at once, one per thread: each one's milliseconds, and the
-    batch's seconds."""
-    latencies: list[float] = []
-    errors: list[BaseException] = []
-    start = threading.Barrier(concurrency + 1)
+class Budget(NamedTuple):
+    """The work memory tune plans all concurrent hashes within, and the process's budgets."""
 
-    def one(index: int) -> None:
-        start.wait()
-        began = time.perf_counter()
-        try:
-            argon2_hash(b"argonishche tune %d" % index, b"tune salt %6d" % index, type="id",
-                        time_cost=time_cost, memory_cost=memory_cost,
-                        parallelism=parallelism, hash_len=HASH_LEN, threads=parallelism)
-        except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread below
-            errors.append(exc)
-        latencies.append((time.perf_counter() - began) * 1e3)
+    mib: int
+    #: Where ``mib`` came from: ``--memory-budget``, or the process's budget and its source.
+    source: str
+    #: ``mib`` was given (``--memory-budget``), not the process's budget.
+    given: bool
+    #: The process's work-memory budget when tune started, and where it came from.
+    process_mib: int
+    process_source: str
+    #: argonishche's default budget here (no variable, no call): what a process deployed without
+    #: ARGONISHCHE_MEMORY_BUDGET_MIB gets.
+    default_mib: int
+    default_source: str
+    #: How long a hash waits for room before MemoryBudgetTimeout.
+    wait_seconds: float
 
-    threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(concurrency)]
-    for thread in threads:
-        thread.start()
-    start.wait()
-    began = time.perf_counter()
-    for thread in threads:
-        thread.join()
-    seconds = time.perf_counter() - began
-    if errors:
-        raise errors[0]
-    return latencies, seconds
+    @property
+    def raised(self) -> bool:
+        """The process's budget is raised to ``mib`` for the run."""
+        return self.mib > self.process_mib
 
 
-def trial(memory_cost: int, time_cost: int, parallelism: int, concurrency: int,
-          step: Callable[[str], None] | None = None, hopeless_ms: float | None = None) -> Trial:
-    """Time these parameters: an untimed batch (it faults the memory in), then REPETITIONS
-    batches; a first batch slower than *hopeless_ms* is the measurement (no need to be precise
-    about what is far too slow, and each batch of it costs seconds)."""
-    label = f"t={time_cost} m={memory_cost // 1024} MiB p={parallelism}"
-    latencies, batches = [], []
-    for repetition in range(REPETITIONS + 1):
-        if step is not None:
-            step(label)
-        each, seconds = timed_batch(memory_cost, time_cost, parallelism, concurrency)
-        if repetition or (hopeless_ms is not None and min(each) > hopeless_ms):
-            latencies += each
-            batches.append(seconds)
-            if not repetition:
-                break
-    return Trial(memory_cost, time_cost, parallelism, latencies, batches, concurrency)
+def plan_budget(given_mib: int | None) -> Budget:
+    """tune's budget: *given_mib* (``--memory-budget``), else the process's work-memory budget.
 
+    One above the process's budget is measured with the process's raised to it for the run
+    (:func:`budget_for_run`), not refused: the question tune answers is "what could my server do
+    with this much memory", and the answer's deployment needs the variable printed with it,
+    whereas a refusal would only make the user set that variable to ask.  What the process
+    cannot have at all (:func:`argonishche._work_memory.memory_limit`: its cgroup limit,
+    physical memory or RLIMIT_AS/RLIMIT_DATA) is refused: hashes that swap or are OOM-killed
+    measure nothing a server would see.
 
-def lanes_for(concurrency: int) -> int:
-    return max(1, min(os.cpu_count() or 1, 64) // concurrency)
-
-
-def rounded(memory_cost: int, parallelism: int) -> int:
-    """*memory_cost* KiB down to whole MiB, and to a multiple of 4p KiB as Argon2 uses it."""
-    unit = 1024 if memory_cost >= 1024 + 4 * parallelism else 4 * parallelism
-    kib = memory_cost // unit * unit
-    return max(kib - kib % (4 * parallelism), 8 * parallelism)
-
-
-def recommend(latency_ms: float, concurrency: int, budget_mib: int,
-              step: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Argon2id parameters for this machine (see the module docstring); what was tried too."""
-    parallelism = lanes_for(concurrency)
-    smallest = 8 * parallelism
-    limit = DEFAULT_LIMITS.max_memory_cost or 2**32 - 1
-    memory_cost = rounded(min(budget_mib * 1024 // concurrency, limit), parallelism)
-    trials: list[Trial] = []
-
-    def run(time_cost: int) -> Trial:
-        trials.append(trial(memory_cost, time_cost, parallelism, concurrency, step,
-                            hopeless_ms=2 * latency_ms))
-        return trials[-1]
-
-    # Step 8, first: the most memory at which one pass fits the target.  Time grows a little
-    # faster than memory (page faults, caches), so each guess aims 5 % under the target, from
-    # the nearest trial that fitted, or the one that did not; within 5 % of the target, or of
-    # the least memory that was too slow, is close enough.
-    best: Trial | None = None
-    too_slow: int | None = None   # the least memory found too slow at one pass
-    while len(trials) < MAX_TRIALS:
-        now = run(1)
-        if now.latency_ms <= latency_ms:
-            best = now
-        else:
-            too_slow = memory_cost
-        if too_slow is None:
-            break  # all the memory the budget allows fits
-        base = best or now
-        guess = base.memory_cost * latency_ms / base.latency_ms * 0.95
-        if best is not None:
-            if too_slow <= best.memory_cost * 1.05 or guess <= best.memory_cost * 1.05:
-                break
-            guess = min(guess, (best.memory_cost + too_slow) / 2)
-        elif memory_cost <= smallest:
-            break  # even the least memory Argon2 allows is too slow
-        following = rounded(max(int(guess), smallest), parallelism)
-        if following == memory_cost:
-            break
-        memory_cost = following
-    if best is None:
-        return {"latency_target_ms": latency_ms, "concurrency": concurrency,
-                "budget_mib": budget_mib, "parallelism": parallelism, "trials": trials,
-                "chosen": None}
-    # ... then the most passes that still fit, at that memory.
-    memory_cost = best.memory_cost
-    time_cost = min(estimated_passes(trials, latency_ms), max_passes(memory_cost))
-    while time_cost > best.time_cost and len(trials) < MAX_TRIALS:
-        now = run(time_cost)
-        if now.latency_ms <= latency_ms:
-            best = now
-            time_cost = min(estimated_passes(trials, latency_ms), max_passes(memory_cost))
-        else:
-            time_cost -= 1
-    return {"latency_target_ms": latency_ms, "concurrency": concurrency,
-            "budget_mib": budget_mib, "parallelism": parallelism, "trials": trials,
-            "chosen": best}
-
-
-def estimated_passes(trials: list[Trial], latency_ms: float) -> int:
-    """The most passes the target allows at the last trial's memory cost, from its timings:
-    one trial gives the cost of a pass (all of it, pessimistically); two at different t give
-    the fixed cost too."""
-    last = trials[-1]
-    same = [t for t in trials if t.memory_cost == last.memory_cost]
-    if len(same) >= 2 and same[-1].time_cost != same[-2].time_cost:
-        a, b = same[-2], same[-1]
-        per_pass = (b.latency_ms - a.latency_ms) / (b.time_cost - a.time_cost)
-        fixed = b.latency_ms - per_pass * b.time_cost
+    :raises ParameterError: *given_mib* is more than the process can have.
+    """
+    state = _work_memory.memory_budget()
+    default, default_source = _work_memory.default_budget()
+    process_mib = state.budget // MIB
+    if given_mib is None:
+        mib, source = process_mib, f"the process's work-memory budget: {state.source}"
     else:
-        per_pass, fixed = last.latency_ms / last.time_cost, 0.0
-    if per_pass <= 0:
-        return last.time_cost + 1
-    return max(1, int((latency_ms - fixed) / per_pass))
+        mib, source = given_mib, f"--memory-budget {given_mib}"
+        limit = _work_memory.memory_limit()
+        if limit is not None and given_mib * MIB > limit[0]:
+            raise ParameterError(
+                f"--memory-budget {given_mib:,} MiB is more than this process can have at all "
+                f"({limit[1]}: {limit[0] // MIB:,} MiB): its hashes would swap or be killed, "
+                f"and their timings would say nothing about a server; give at most "
+                f"{limit[0] // MIB}")
+    return Budget(mib, source, given_mib is not None, process_mib, state.source, default // MIB,
+                  default_source, state.wait_seconds)
 
 
-def max_passes(memory_cost: int) -> int:
-    """The most passes argonishche's default limits verify at *memory_cost* (max_time_cost, and
-    max_work over the memory)."""
-    most = DEFAULT_LIMITS.max_time_cost or 2**32 - 1
-    if DEFAULT_LIMITS.max_work:
-        most = min(most, DEFAULT_LIMITS.max_work // memory_cost)
-    return max(most, 1)
+@contextmanager
+def budget_for_run(budget: Budget) -> Iterator[None]:
+    """The process's work-memory budget at least ``budget.mib`` while the parameters are
+    measured (so that no hash waits for room and times the wait), then as it was."""
+    with _work_memory.raised_to(budget.mib, f"raised by argonishche tune --memory-budget "
+                                            f"{budget.mib}"):
+        yield
 
 
-def settings_lines(t: int, m: int, p: int) -> list[str]:
-    """The chosen parameters as argon2-cffi, argonishche, Django and a PHC string spell them."""
-    return [
+def allowance(chosen: Trial, concurrency: int, budget: Budget) -> dict[str, Any]:
+    """What the budget allows at the chosen parameters: hashes at once in tune's budget and in
+    the default one, and the variable a deployment needs if the default holds fewer than asked
+    for (tune's budget, which holds them: the search chose m within it)."""
+    per_hash = memory_size(chosen.memory_cost, chosen.parallelism)
+    default_at_once = budget.default_mib * MIB // per_hash
+    return {"per_hash_bytes": per_hash, "at_once": budget.mib * MIB // per_hash,
+            "default_at_once": default_at_once,
+            "variable": f"ARGONISHCHE_MEMORY_BUDGET_MIB={budget.mib}"
+            if default_at_once < concurrency else None}
+
+
+# ---- OWASP's minimums --------------------------------------------------------------------------
+
+
+def meets_owasp(memory_cost: int, time_cost: int) -> bool:
+    """At or above one of :data:`OWASP_MINIMUMS` in both m and t."""
+    return any(memory_cost >= m and time_cost >= t for m, t in OWASP_MINIMUMS)
+
+
+def owasp_check(found: dict[str, Any], budget: Budget,
+                step: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Whether the chosen parameters reach one of OWASP's minimums; if not (or nothing was
+    chosen), what would make the search's answer reach one, measured as a candidate is:
+
+    - with a budget that allows 46 MiB per hash, the latency of one pass over 46 MiB (the
+      search then takes at least that memory: OWASP's sizes are on its grid);
+    - with a smaller one that allows 7 MiB or more, the latency at the most memory it allows of
+      the fewest passes that reach a minimum there (the search then takes those passes);
+    - with less, the budget that allows 7 MiB per hash, and the latency of 5 passes over it.
+    """
+    chosen, concurrency = found["chosen"], found["concurrency"]
+    if chosen is not None and meets_owasp(chosen.memory_cost, chosen.time_cost):
+        return {"meets": True, "needs": None, "advice": None}
+    target, parallelism = found["latency_target_ms"], found["parallelism"]
+    most = _tune_search.most_memory(budget.mib, concurrency, parallelism)
+    reachable = [(m, t) for m, t in OWASP_MINIMUMS if at_least(m, parallelism) <= most]
+    needs_mib = None
+    if not reachable:  # the budget per hash is below all of them: the least that is not
+        memory_cost, time_cost = min(OWASP_MINIMUMS)
+        needs_mib = concurrency * -(-at_least(memory_cost, parallelism) // 1024)
+        point = (_tune_search.most_memory(needs_mib, concurrency, parallelism), time_cost)
+        reaching = (f"{time_cost} passes over {point[0]:,} KiB (OWASP's m={memory_cost} "
+                    f"t={time_cost})")
+    elif reachable[0] == OWASP_MINIMUMS[0]:
+        point = (at_least(OWASP_MINIMUMS[0][0], parallelism), 1)
+        reaching = f"one pass over {point[0]:,} KiB (OWASP's m={OWASP_MINIMUMS[0][0]} t=1)"
+    else:
+        memory_cost, time_cost = reachable[0]
+        point = (most, time_cost)
+        reaching = (f"{time_cost} passes over {most:,} KiB, the most the budget allows per hash "
+                    f"(OWASP's m={memory_cost} t={time_cost})")
+    known = {(t.memory_cost, t.time_cost): t for t in found["trials"]}
+    trial = known.get(point)
+    measurable_mib = max(budget.mib, budget.process_mib)  # what the run's budget holds at once
+    if trial is None and concurrency * memory_size(point[0], parallelism) <= measurable_mib * MIB:
+        trial = _tune_search.trial(point[0], point[1], parallelism, concurrency, target, step)
+    needs_ms = None if trial is None else math.ceil(trial.p95_ms)
+    took = "" if trial is None else (f": {reaching} took p95 {trial.p95_ms:,.1f} ms here with "
+                                     f"{concurrency} at once")
+    within = needs_ms is not None and needs_ms <= target
+    if needs_mib is not None:
+        advice = (f"--memory-budget {needs_mib} ({concurrency} x {needs_mib // concurrency} MiB) "
+                  f"is the least that reaches one" +
+                  (f", within the target{took}" if within else
+                   f", with --latency {needs_ms}{took}" if took else ""))
+    elif within:  # the search judged it, or a size below it, too slow: the timings vary
+        advice = (f"measured again, {reaching} met the target (p95 {needs_ms} ms, rounded up): "
+                  f"the timings vary this close to it; a run at a quieter time may reach one")
+    else:
+        advice = f"--latency {needs_ms} would reach one{took}"
+    return {"meets": False, "advice": advice,
+            "needs": {"memory_cost": point[0], "time_cost": point[1], "budget_mib": needs_mib,
+                      "latency_ms": needs_ms}}
+
+
+# ---- the recommendation ------------------------------------------------------------------------
+
+
+def recommend(latency_ms: float, concurrency: int, budget: Budget,
+              step: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """The search's parameters within *budget* (measured under it: see :func:`budget_for_run`),
+    what the budget allows at them, and OWASP's minimums checked."""
+    from ._bench.machine import machine_state
+
+    before = machine_state()
+    with budget_for_run(budget):
+        found = _tune_search.recommend(latency_ms, concurrency, budget.mib, step)
+        found["owasp"] = owasp_check(found, budget, step)
+    found["busy"] = busy(before)
+    found["budget"] = budget
+    found["memory"] = None if found["chosen"] is None else allowance(found["chosen"],
+                                                                      concurrency, budget)
+    return found
+
+
+def busy(before: dict[str, Any]) -> str | None:
+    """Why the machine was too busy for timings to repeat (a load average over a quarter of the
+    CPUs before the search, as ``bench`` judges it; tune's own threads raise it after), or
+    None."""
+    load = before.get("loadavg")
+    if not load or load[0] <= BUSY_LOAD_PER_CPU * before["cpus"]:
+        return None
+    return (f"the machine was busy (load average {load[0]:.2f} on {before['cpus']} CPUs before "
+            f"the search): other processes' work is in these timings, and a run at a quieter "
+            f"time may choose differently")
+
+
+def settings_lines(t: int, m: int, p: int, variable: str | None = None) -> list[str]:
+    """The chosen parameters as argon2-cffi, argonishche, Django and a PHC string spell them,
+    and the work-memory budget a deployment needs (*variable*), if the default is too small."""
+    lines = [
         f"argon2-cffi:  argon2.PasswordHasher(time_cost={t}, memory_cost={m}, parallelism={p}, "
         f"hash_len={HASH_LEN}, salt_len={SALT_LEN})",
         f"argonishche:  argonishche.PasswordHasher(time_cost={t}, memory_cost={m}, "
@@ -296,28 +296,77 @@ def settings_lines(t: int, m: int, p: int) -> list[str]:
         "Argon2PasswordHasher; list it first in PASSWORD_HASHERS)",
         f"PHC:          $argon2id$v=19$m={m},t={t},p={p}",
     ]
+    if variable is not None:
+        lines.append(f"environment:  {variable}  (argonishche's work-memory budget; the default "
+                     f"here holds fewer of these hashes at once)")
+    return lines
+
+
+def _mib(size: int) -> str:
+    return f"{size / MIB:,.0f} MiB" if size % MIB == 0 else f"{size / MIB:,.1f} MiB"
+
+
+def _trial_line(t: Trial, target: float) -> str:
+    verdict = "meets the target" if t.p95_ms <= target else "too slow"
+    again = "; the less slow of 2 measurements" if t.measurements > 1 else ""
+    return (f"  t={t.time_cost:<3} m={t.memory_cost:>9,} KiB: p95 {t.p95_ms:>9,.1f} ms per hash "
+            f"(median {t.median_ms:,.1f}; {len(t.latencies_ms)} hashes, "
+            f"{min(t.latencies_ms):,.1f}..{max(t.latencies_ms):,.1f}{again}), "
+            f"{t.hashes_per_second:,.1f} hashes/s: {verdict}")
 
 
 def render_parameters(found: dict[str, Any]) -> list[str]:
-    lines = [f"Argon2id parameters (RFC 9106 section 4): at most {found['latency_target_ms']:,.0f}"
-             f" ms per hash with {found['concurrency']} at once, {found['budget_mib']:,} MiB for "
-             f"all of them; {found['parallelism']} lane(s) and thread(s) per hash "
-             f"({os.cpu_count()} CPUs over {found['concurrency']} concurrent hashes)"]
-    for t in found["trials"]:
-        met = "meets the target" if t.latency_ms <= found["latency_target_ms"] else "too slow"
-        lines.append(f"  t={t.time_cost:<3} m={t.memory_cost:>9,} KiB: {t.latency_ms:>9,.1f} ms "
-                     f"per hash (median; {min(t.latencies_ms):,.1f}..{max(t.latencies_ms):,.1f}),"
-                     f" {t.hashes_per_second:,.1f} hashes/s: {met}")
+    budget, concurrency = found["budget"], found["concurrency"]
+    target = found["latency_target_ms"]
+    lines = [f"Argon2id parameters (RFC 9106 section 4): p95 of at most {target:,.0f} ms per hash "
+             f"with {concurrency} at once; {found['parallelism']} lane(s) and thread(s) per hash "
+             f"({os.cpu_count()} CPUs over {concurrency} concurrent hashes)",
+             f"Work memory: {budget.mib:,} MiB for all concurrent hashes ({budget.source})"]
+    if budget.raised:
+        lines.append(f"  more than this process's work-memory budget, {budget.process_mib:,} MiB "
+                     f"({budget.process_source}): raised to {budget.mib:,} MiB for this run")
+    elif budget.given:
+        lines.append(f"  within this process's work-memory budget, {budget.process_mib:,} MiB "
+                     f"({budget.process_source})")
+    lines.append(f"Candidates: {concurrency} {'hash' if concurrency == 1 else 'hashes'} at "
+                 f"once, an untimed batch, then at least "
+                 f"{_tune_search.MIN_SAMPLES} hashes ({_tune_search.MAX_SAMPLES} within "
+                 f"{_tune_search.CLOSE:.0%} of the target); p95 by nearest rank (of fewer than 20 "
+                 f"hashes, the slowest); one too slow is measured again, and the less slow "
+                 f"counts")
+    lines += [_trial_line(t, target) for t in found["trials"]]
     chosen = found["chosen"]
     if chosen is None:
         lines.append("  nothing meets the target, even at the smallest memory: allow more time")
-        return lines
-    lines.append(f"Recommended: t={chosen.time_cost}, m={chosen.memory_cost:,} KiB "
-                 f"({chosen.memory_cost / 1024:,.0f} MiB), p={chosen.parallelism}: "
-                 f"{chosen.latency_ms:,.1f} ms per hash, {chosen.hashes_per_second:,.1f} "
-                 f"hashes/s with {found['concurrency']} at once")
-    lines += ["  " + line for line in settings_lines(chosen.time_cost, chosen.memory_cost,
-                                                      chosen.parallelism)]
+    else:
+        memory = found["memory"]
+        lines += [
+            f"Recommended: t={chosen.time_cost}, m={chosen.memory_cost:,} KiB "
+            f"({_mib(chosen.memory_cost * 1024)}), p={chosen.parallelism}: p95 "
+            f"{chosen.p95_ms:,.1f} ms per hash (median {chosen.median_ms:,.1f}), "
+            f"{chosen.hashes_per_second:,.1f} hashes/s with {concurrency} at once",
+            f"  the budget of {budget.mib:,} MiB holds {memory['at_once']:,} such "
+            f"{'hash' if memory['at_once'] == 1 else 'hashes'} at once "
+            f"({_mib(memory['per_hash_bytes'])} each); more wait for room in arrival order, up "
+            f"to {budget.wait_seconds:g} s (ARGONISHCHE_MEMORY_WAIT_SECONDS), then "
+            f"MemoryBudgetTimeout"]
+        if memory["variable"] is None and budget.default_mib != budget.mib:
+            lines.append(f"  (without ARGONISHCHE_MEMORY_BUDGET_MIB={budget.mib}, a process here "
+                         f"has argonishche's default budget, {budget.default_mib:,} MiB "
+                         f"({budget.default_source}), which holds "
+                         f"{memory['default_at_once']:,})")
+        lines += ["  " + line for line in settings_lines(
+            chosen.time_cost, chosen.memory_cost, chosen.parallelism, memory["variable"])]
+    if found["busy"]:
+        lines.append(f"Note: {found['busy']}")
+    owasp = found["owasp"]
+    if not owasp["meets"]:
+        what = "nothing met the target, so nothing reaches" if chosen is None else \
+            f"t={chosen.time_cost}, m={chosen.memory_cost:,} KiB is below"
+        minimums = ", ".join(f"m={m} t={t}" for m, t in OWASP_MINIMUMS)
+        lines += [f"WARNING: {what} every one of OWASP's minimums for Argon2id (Password Storage "
+                  f"Cheat Sheet: {minimums}, with p=1)",
+                  f"  {owasp['advice']}"]
     return lines
 
 
@@ -325,16 +374,18 @@ def as_json(kernels: dict[str, Any] | None, parameters: dict[str, Any] | None
             ) -> dict[str, Any]:
     result: dict[str, Any] = {"kernels": kernels}
     if parameters is not None:
-        chosen = parameters["chosen"]
+        chosen, memory = parameters["chosen"], parameters["memory"]
         result["parameters"] = {
-            **{k: v for k, v in parameters.items() if k not in ("trials", "chosen")},
-            "trials": [{**t._asdict(), "latency_ms": t.latency_ms,
+            **{k: v for k, v in parameters.items() if k not in ("trials", "chosen", "budget")},
+            "budget": {**parameters["budget"]._asdict(), "raised": parameters["budget"].raised},
+            "trials": [{**t._asdict(), "p95_ms": t.p95_ms, "median_ms": t.median_ms,
                         "hashes_per_second": t.hashes_per_second} for t in parameters["trials"]],
             "chosen": None if chosen is None else {
                 "type": "id", "time_cost": chosen.time_cost, "memory_cost": chosen.memory_cost,
                 "parallelism": chosen.parallelism, "hash_len": HASH_LEN, "salt_len": SALT_LEN,
-                "latency_ms": chosen.latency_ms, "hashes_per_second": chosen.hashes_per_second,
+                "p95_ms": chosen.p95_ms, "median_ms": chosen.median_ms,
+                "hashes_per_second": chosen.hashes_per_second,
                 "settings": settings_lines(chosen.time_cost, chosen.memory_cost,
-                                           chosen.parallelism)},
+                                           chosen.parallelism, memory["variable"])},
         }
     return result

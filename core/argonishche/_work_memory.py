@@ -25,6 +25,7 @@ by its ``ffi.gc`` destructor if even that is interrupted.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -227,9 +228,9 @@ def _size(n: float) -> str:
     return f"{n / 2**30:.1f} GiB" if n >= 2**30 else f"{n / MIB:.0f} MiB"
 
 
-def default_budget() -> tuple[int, str]:
-    """(bytes, where it came from): :data:`DEFAULT_FRACTION` of the least of the process's
-    cgroup limit, physical memory and its resource limits, in whole MiB (at least 1)."""
+def memory_limit() -> tuple[int, str] | None:
+    """(bytes, what it is) of the least of the process's cgroup limit, physical memory and its
+    resource limits: the most memory the process can really have; None where none is known."""
     candidates = _resource_limits()
     cgroup = cgroup_limit()
     if cgroup is not None:
@@ -237,9 +238,16 @@ def default_budget() -> tuple[int, str]:
     physical = physical_memory()
     if physical:
         candidates.append((physical, "physical memory"))
-    if not candidates:  # nothing known: a size that still lets RFC 9106's 2 GiB profile run
+    return min(candidates) if candidates else None
+
+
+def default_budget() -> tuple[int, str]:
+    """(bytes, where it came from): :data:`DEFAULT_FRACTION` of :func:`memory_limit`, in whole
+    MiB (at least 1)."""
+    found = memory_limit()
+    if found is None:  # nothing known: a size that still lets RFC 9106's 2 GiB profile run
         return 4096 * MIB, "no limit known: 4 GiB"
-    limit, where = min(candidates)
+    limit, where = found
     budget = max(MIB, int(limit * DEFAULT_FRACTION) // MIB * MIB)
     if not where.startswith("what "):  # "what RLIMIT_AS leaves (...)" says its size already
         where = f"{where} ({_size(limit)})"
@@ -312,6 +320,27 @@ def set_memory_budget(mib: int | None = None, *, idle_seconds: float | None = No
     with _lock:
         _configure(mib, idle, wait, "set_memory_budget")
     return memory_budget()
+
+
+@contextlib.contextmanager
+def raised_to(mib: int, source: str) -> Iterator[MemoryBudget]:
+    """The budget raised to *mib* MiB (with *source* as where it came from) if it is lower, until
+    the block ends; then the budget before, source and all.  For ``argonishche tune``, which
+    measures hashes under a budget the process was not given, and must leave it as it was."""
+    global _config
+    before = config()
+    if before.budget >= mib * MIB:
+        yield memory_budget()
+        return
+    with _lock:
+        _config = before._replace(budget=mib * MIB, source=source)
+        lib.argonishche_memory_configure(_config.budget, round(before.idle_seconds * 1000))
+    try:
+        yield memory_budget()
+    finally:
+        with _lock:
+            _config = before
+            lib.argonishche_memory_configure(before.budget, round(before.idle_seconds * 1000))
 
 
 def memory_budget() -> MemoryBudget:
