@@ -10,12 +10,12 @@ decides the budget (:func:`default_budget`), hands it to C on the first hash, re
 **The default budget** is half of the least of what the process may really use: its cgroup's
 memory limit (v2 ``memory.max`` or ``memory.high``, or v1's limit, of its own cgroup and every
 ancestor), physical memory, and what ``RLIMIT_AS`` and ``RLIMIT_DATA`` leave of the address space
-when the first hash runs (private anonymous mappings count against both).  Half, because work memory is never all a process holds: the
-interpreter, the application and its caches, the lane threads' stacks and the page cache of a
-container share the same limit, and a cgroup that reaches its limit is OOM-killed rather than
-told no.  A process that runs alone, or a pre-fork server that wants its workers to share one
-limit, sets ``ARGONISHCHE_MEMORY_BUDGET_MIB`` (each worker then the limit's share it should
-have).
+when the first hash runs (private anonymous mappings count against both).  Half, because work
+memory is never all a process holds: the interpreter, the application and its caches, the lane
+threads' stacks and the page cache of a container share the same limit, and a cgroup that reaches
+its limit is OOM-killed rather than told no.  A process that runs alone, or a pre-fork server
+that wants its workers to share one limit, sets ``ARGONISHCHE_MEMORY_BUDGET_MIB`` (each worker
+then the limit's share it should have).
 
 **Waiting** happens in C with the GIL released, in slices of :data:`WAIT_SLICE_MS`: between
 them the calling thread is back in Python for a moment, so signal handlers (Ctrl-C) run, and the

@@ -134,9 +134,14 @@ class ArgonishcheMemoryError(ArgonishcheError, MemoryError):
 class MemoryBudgetError(ArgonishcheMemoryError):
     """A hash needs more work memory than the process's whole work-memory budget
     (:func:`argonishche.memory_budget`): refused at once, before anything is allocated, with the
-    budget, where it came from and the hash's needs in the message (attributes ``needed`` and
-    ``budget``, bytes).  It is an :class:`ArgonishcheMemoryError`: like memory the OS refuses,
-    it will not come by waiting, so the adapters answer it as they answer that."""
+    budget, where it came from and the hash's needs in the message.  It is an
+    :class:`ArgonishcheMemoryError`: no wait will bring that memory, so a stored hash that asks
+    for it can never be checked in this process (the login adapters answer such a hash False).
+    """
+
+    #: Bytes the hash needs, and the budget's bytes.
+    needed: int
+    budget: int
 
 
 class MemoryBudgetTimeout(ArgonishcheError, TimeoutError):
@@ -150,3 +155,7 @@ class MemoryBudgetTimeout(ArgonishcheError, TimeoutError):
     503 with ``Retry-After``; ``argonishche.contrib.django.ServerBusyMiddleware`` does for
     Django).  A :class:`TimeoutError`, so code that retries timeouts retries this.
     """
+
+    needed: int
+    budget: int
+    waited: float

@@ -15,7 +15,7 @@ from argonishche import ArgonishcheMemoryError, ParameterError, argon2_hash
 from argonishche import _allocators
 
 from support import BUILTIN_NAMES, KNOWN_TAG, PASSWORD, SALT, SMALL, Pool
-from support import FakeEntryPoint, allocator_plugin, make_registry, mprime, needed, run_python
+from support import FakeEntryPoint, allocator_plugin, make_registry, needed, run_python
 
 
 def test_arena_mapping_failure_propagates_and_the_next_hash_works():
@@ -127,8 +127,9 @@ def test_locked_allocator_with_no_memlock_room_is_a_clear_error():
 
 def test_out_of_memory_is_a_memory_error_naming_the_size():
     """A 128 GiB hash in a process with 64 GiB of address space: the budget (by default half of
-    RLIMIT_AS, or of physical memory if that is less) refuses it at once; with the budget raised to 1 TiB, the OS refuses the memory.
-    Either way every allocator raises a MemoryError naming the size, and the next hash works."""
+    what RLIMIT_AS leaves, or of physical memory if that is less) refuses it at once; with the
+    budget raised to 1 TiB, the OS refuses the memory.  Either way every allocator raises a
+    MemoryError naming the size, and the next hash works."""
     result = run_python("""
         import resource
         import argonishche

@@ -73,14 +73,17 @@ def test_a_threads_end_leaves_the_memory_for_any_threads_next_hash(trimmed):
     it; it goes back after the idle time (test_budget.py) or on a trim."""
     import _thread
 
+    def work(done: threading.Event) -> None:
+        argon2_hash(PASSWORD, SALT, allocator="arena", time_cost=1, memory_cost=256,
+                    parallelism=1)
+        done.set()
+
     for start in ("threading", "_thread"):
         done = threading.Event()
-        work = lambda: (argon2_hash(PASSWORD, SALT, allocator="arena", time_cost=1,  # noqa: E731
-                                    memory_cost=256, parallelism=1), done.set())
         if start == "threading":
-            threading.Thread(target=work).start()
+            threading.Thread(target=work, args=(done,)).start()
         else:
-            _thread.start_new_thread(work, ())
+            _thread.start_new_thread(work, (done,))
         assert done.wait(30)
         time.sleep(0.05)  # the thread has ended, not only finished its hash
         [(address, size)] = ARENA.idle_mappings()

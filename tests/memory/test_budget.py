@@ -453,7 +453,7 @@ def test_hash_async_waits_for_room_without_blocking_the_event_loop(budget, gate)
     finally:
         gate.gate.set()
         holder.join(60)
-    gaps = [b - a for a, b in zip(ticks, ticks[1:])]
+    gaps = [b - a for a, b in zip(ticks, ticks[1:], strict=False)]
     assert max(gaps) < 0.5, gaps
 
 
@@ -580,7 +580,8 @@ def test_a_resource_limit_counts_what_it_leaves_of_the_address_space(monkeypatch
         (resource.RLIM_INFINITY, resource.RLIM_INFINITY)))
     monkeypatch.setattr(_work_memory, "_in_use", lambda field: 3 * 2**30 if field == "VmSize"
                         else 0)
-    assert _work_memory._resource_limits() == [(2**30, "what RLIMIT_AS leaves (1.0 GiB of 4.0 GiB)")]
+    assert _work_memory._resource_limits() == [
+        (2**30, "what RLIMIT_AS leaves (1.0 GiB of 4.0 GiB)")]
     monkeypatch.setattr(_work_memory, "cgroup_limit", lambda: None)
     assert _work_memory.default_budget() == (2**29, "half of what RLIMIT_AS leaves (1.0 GiB of "
                                                     "4.0 GiB)")

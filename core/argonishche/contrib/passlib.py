@@ -23,7 +23,8 @@ here (malformed, over the limits, or over the process's whole work-memory budget
 raises ``ValueError`` for a malformed one and runs any costs a string asks for; ``needs_update``
 answers True for those.  Memory that is only not there now raises
 (:class:`argonishche.MemoryBudgetTimeout`, :class:`argonishche.ArgonishcheMemoryError`): the
-password was not checked, so it is not wrong either.  Not provided: ``genconfig`` and ``genhash``, deprecated in passlib.
+password was not checked, so it is not wrong either.  Not provided: ``genconfig`` and
+``genhash``, deprecated in passlib.
 """
 
 from __future__ import annotations
