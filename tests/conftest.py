@@ -152,8 +152,7 @@ def trimmed():
 def _put_back_budget(config):
     _work_memory._config = config
     if config is not None:
-        _work_memory.lib.argonishche_memory_configure(config.budget,
-                                                      round(config.idle_seconds * 1000))
+        config.apply()
 
 
 @pytest.fixture

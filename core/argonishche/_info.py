@@ -26,6 +26,8 @@ def budget_lines(budget: dict[str, Any]) -> list[str]:
         f"  idle memory goes back to the OS after {budget['idle_seconds']:g} s unused; a hash "
         f"waits at most {budget['wait_seconds']:g} s for room "
         f"(ARGONISHCHE_MEMORY_BUDGET_MIB, _IDLE_SECONDS, _WAIT_SECONDS)",
+        f"  huge pages for kept memory: {'on' if budget['huge_pages'] else 'off'} "
+        f"({budget['huge_pages_why']})",
         f"  since start: {budget['maps']} mapping(s) made, {budget['reuses']} hash(es) reused "
         f"kept memory, {budget['waits']} waited for room",
     ]

@@ -80,6 +80,17 @@ def _select(raw: str) -> str:
     return mode
 
 
+#: ARGONISHCHE_MEMORY_HUGE_PAGES's values, the default first (see argonishche._work_memory).
+HUGE_PAGES_MODES = ("auto", "on", "off")
+
+
+def _huge_pages(raw: str) -> str:
+    mode = _ascii(raw).lower() or HUGE_PAGES_MODES[0]
+    if mode not in HUGE_PAGES_MODES:
+        raise ValueError
+    return mode
+
+
 #: ARGONISHCHE_WITNESS's values, the default first (see argonishche._witness).
 WITNESS_MODES = ("on", "off")
 
@@ -154,6 +165,9 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("ARGONISHCHE_MEMORY_WAIT_SECONDS", "memory_wait_seconds", _seconds_or_zero,
              f"a whole number of seconds from 0 to {MAX_WAIT_SECONDS} (no unit): how long a "
              f"hash waits for room in the work-memory budget", str(DEFAULT_WAIT_SECONDS)),
+    Variable("ARGONISHCHE_MEMORY_HUGE_PAGES", "memory_huge_pages", _huge_pages,
+             "auto (huge pages for kept work memory from 2 MiB up, unless this machine is a VM "
+             "that reports free memory to its host), on or off", HUGE_PAGES_MODES[0]),
     Variable("ARGONISHCHE_DISABLE_CPU_FEATURES", "disabled_cpu_features", _cpu_features,
              f"comma-separated CPU features from: {', '.join(_features.NAMES)}"),
     Variable("ARGONISHCHE_CERTIFY_TIMEOUT", "certify_timeout", _seconds,
@@ -177,6 +191,7 @@ class Settings(NamedTuple):
     memory_budget_mib: int | None
     memory_idle_seconds: int
     memory_wait_seconds: int
+    memory_huge_pages: str
     disabled_cpu_features: frozenset[str]
     required_backends: frozenset[str]
     certify_timeout: int

@@ -76,6 +76,9 @@ class MemoryBudget(NamedTuple):
     maps: int
     reuses: int
     waits: int
+    #: Kept memory from 2 MiB up gets transparent huge pages; and why (or why not).
+    huge_pages: bool
+    huge_pages_why: str
 
 
 class _Config(NamedTuple):
@@ -83,6 +86,13 @@ class _Config(NamedTuple):
     source: str
     idle_seconds: float
     wait_seconds: float
+    huge_pages: bool
+    huge_pages_why: str
+
+    def apply(self) -> None:
+        """Hand this configuration to C (work_memory.c)."""
+        lib.argonishche_memory_configure(self.budget, round(self.idle_seconds * 1000),
+                                         self.huge_pages)
 
 
 _lock = threading.Lock()
@@ -254,11 +264,46 @@ def default_budget() -> tuple[int, str]:
     return budget, f"half of {where}"
 
 
+# ---- huge pages ---------------------------------------------------------------------------------
+
+#: The virtio-balloon feature bit of free page reporting (VIRTIO_BALLOON_F_REPORTING, the virtio
+#: specification 1.2, section 5.5.3).
+BALLOON_F_REPORTING = 5
+
+
+def free_page_reporting(sysfs: str = "/sys") -> str | None:
+    """The virtio-balloon device that reports free memory to the hypervisor (its sysfs path), or
+    None.  Such a host takes back every free 2 MiB block the guest reports, so a fresh huge page
+    faults in from the host: 4-5x slower than small pages, which come from memory the guest
+    still has (measured after an idle pause on a Firecracker VM; docs/memory.md)."""
+    driver = os.path.join(sysfs, "bus", "virtio", "drivers", "virtio_balloon")
+    try:
+        devices = sorted(name for name in os.listdir(driver) if name.startswith("virtio"))
+    except OSError:  # no such driver: not a VM with a balloon, or not Linux
+        return None
+    for device in devices:
+        features = (_read(os.path.join(driver, device, "features")) or "").strip()
+        if len(features) > BALLOON_F_REPORTING and features[BALLOON_F_REPORTING] == "1":
+            return os.path.join(driver, device)
+    return None
+
+
+def _huge_pages(mode: str) -> tuple[bool, str]:
+    """(huge pages for kept memory, why) for ARGONISHCHE_MEMORY_HUGE_PAGES's *mode*."""
+    if mode != "auto":
+        return mode == "on", f"ARGONISHCHE_MEMORY_HUGE_PAGES={mode}"
+    reporting = free_page_reporting()
+    if reporting is not None:
+        return False, (f"auto: off, as this VM reports free memory to its host ({reporting}), "
+                       f"which makes fresh huge pages slow to fault in")
+    return True, "auto: on"
+
+
 # ---- configuration ----------------------------------------------------------------------------
 
 
 def _configure(mib: int | None, idle_seconds: float | None, wait_seconds: float | None,
-               caller: str | None) -> _Config:
+               caller: str | None, huge_pages: bool | None = None) -> _Config:
     """Decide the budget from the arguments, else the environment, else the default; hand it
     to C.  The caller holds _lock."""
     global _config
@@ -272,8 +317,10 @@ def _configure(mib: int | None, idle_seconds: float | None, wait_seconds: float 
         budget, source = default_budget()
     idle = settings.memory_idle_seconds if idle_seconds is None else idle_seconds
     wait = settings.memory_wait_seconds if wait_seconds is None else wait_seconds
-    lib.argonishche_memory_configure(budget, round(idle * 1000))
-    _config = _Config(budget, source, float(idle), float(wait))
+    huge = _huge_pages(settings.memory_huge_pages) if huge_pages is None else (
+        huge_pages, f"{caller}(huge_pages={huge_pages})")
+    _config = _Config(budget, source, float(idle), float(wait), *huge)
+    _config.apply()
     return _config
 
 
@@ -297,7 +344,8 @@ def _seconds(name: str, value: float | None) -> float | None:
 
 
 def set_memory_budget(mib: int | None = None, *, idle_seconds: float | None = None,
-                      wait_seconds: float | None = None) -> MemoryBudget:
+                      wait_seconds: float | None = None,
+                      huge_pages: bool | None = None) -> MemoryBudget:
     """Set the process's work-memory budget; the new state.
 
     :param mib: the most work memory (MiB) all hashes of the process hold at once, running and
@@ -308,6 +356,9 @@ def set_memory_budget(mib: int | None = None, *, idle_seconds: float | None = No
     :param wait_seconds: a hash waits at most this long for room, then raises
         :class:`~argonishche.MemoryBudgetTimeout` (0: never waits).  None:
         ``ARGONISHCHE_MEMORY_WAIT_SECONDS``, or 10.
+    :param huge_pages: kept memory from 2 MiB up gets transparent huge pages (mappings made
+        from now on).  None: ``ARGONISHCHE_MEMORY_HUGE_PAGES``, or auto: on, unless this machine
+        is a VM that reports free memory to its host (see :func:`free_page_reporting`).
 
     Lowering the budget gives idle memory above it back at once; hashes running keep theirs,
     and new ones wait until the memory held fits.  Hashes already waiting keep their deadline.
@@ -317,8 +368,10 @@ def set_memory_budget(mib: int | None = None, *, idle_seconds: float | None = No
         raise ParameterError(f"mib must be a whole number of MiB from 1 to "
                              f"{_settings.MAX_ARENA_MIB}, or None for the default; not {mib!r}")
     idle, wait = _seconds("idle_seconds", idle_seconds), _seconds("wait_seconds", wait_seconds)
+    if huge_pages is not None and not isinstance(huge_pages, bool):
+        raise ParameterError(f"huge_pages must be True, False or None, not {huge_pages!r}")
     with _lock:
-        _configure(mib, idle, wait, "set_memory_budget")
+        _configure(mib, idle, wait, "set_memory_budget", huge_pages)
     return memory_budget()
 
 
@@ -334,13 +387,13 @@ def raised_to(mib: int, source: str) -> Iterator[MemoryBudget]:
         return
     with _lock:
         _config = before._replace(budget=mib * MIB, source=source)
-        lib.argonishche_memory_configure(_config.budget, round(before.idle_seconds * 1000))
+        _config.apply()
     try:
         yield memory_budget()
     finally:
         with _lock:
             _config = before
-            lib.argonishche_memory_configure(before.budget, round(before.idle_seconds * 1000))
+            before.apply()
 
 
 def memory_budget() -> MemoryBudget:
@@ -353,7 +406,7 @@ def memory_budget() -> MemoryBudget:
         in_use=stats.in_use, idle=stats.idle, high_water=stats.high_water,
         running=stats.running, waiting=stats.waiting, idle_seconds=current.idle_seconds,
         wait_seconds=current.wait_seconds, maps=stats.maps, reuses=stats.reuses,
-        waits=stats.waits)
+        waits=stats.waits, huge_pages=current.huge_pages, huge_pages_why=current.huge_pages_why)
 
 
 def reset_high_water() -> int:

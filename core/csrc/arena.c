@@ -21,19 +21,15 @@ struct argonishche_arena {
 };
 
 /* A mapping of `size` bytes of `kind`, or NULL with *status and *os_error set.
- *   - Small pages, except for the hugepages allocator's (advised for transparent huge pages;
- *     ignored where the OS gives none: THP "never", Windows).  Huge pages make a hash's random
- *     references miss the TLB less (steady state 1.2x at 1-2 GiB on an AMD Zen 5, nothing
- *     measurable up to 100 MiB), but a fresh one needs a whole free 2 MiB block, and a VM with
- *     free page reporting (virtio-balloon) has given exactly those back to the host: after an
- *     idle pause they faulted in 4-5x slower than small pages, which come from memory the
- *     guest still has (docs/memory.md has the figures and the command).
+ *   - `huge`: 2 MiB aligned and advised for transparent huge pages (work_memory.c's
+ *     huge_pages_for says when, and why not always); where the OS gives none (THP "never",
+ *     Windows) the advice is ignored.
  *   - Marked MADV_DONTDUMP: password-derived data has no place in core dumps.
  *   - Locked (mlock) for the locked allocator, after faulting it in a page at a time (mlock
  *     alone would fault it all in at once, holding the memory-map lock).
  * Otherwise it is faulted in by the hash's lane threads, in parallel, each its own lanes. */
-static void *map(size_t size, int kind, int *status, int *os_error) {
-    int huge = ARGONISHCHE_HAVE_HUGE_PAGES && (kind & ARGONISHCHE_ARENA_HUGE_PAGES);
+static void *map(size_t size, int kind, int huge, int *status, int *os_error) {
+    huge = ARGONISHCHE_HAVE_HUGE_PAGES && huge;
     size_t huge_page = 2u << 20;
     /* Only 2 MiB-aligned ranges can be huge pages: map one more and cut the edges off. */
     size_t span = huge ? size + huge_page : size;
@@ -104,7 +100,7 @@ int argonishche_arena_argon2_hash(argonishche_arena *a, const void *argon2_kerne
     }
     void *memory = lease.memory;
     int fresh = memory == NULL;
-    if (fresh) memory = map(lease.size, kind, &status, os_error);
+    if (fresh) memory = map(lease.size, kind, lease.huge, &status, os_error);
     if (memory == NULL && may_pass(status, *os_error)) {
         /* While other hashes hold memory, the budget was more than the OS gives: wait for them
          * (a login must not fail for that, nor be told its password is wrong). */

@@ -161,12 +161,14 @@ typedef struct argonishche_memory_stats {
     uint64_t waits;      /* hashes that had to queue for room */
     uint32_t running;    /* hashes holding memory now */
     uint32_t waiting;    /* hashes in the queue now */
+    int huge_pages;      /* kept memory from 2 MiB up gets huge pages */
 } argonishche_memory_stats;
 
-/* Sets the budget (bytes) and how long idle memory is kept (0: given back after every hash);
+/* Sets the budget (bytes), how long idle memory is kept (0: given back after every hash), and
+ * whether kept memory from 2 MiB up gets transparent huge pages (mappings made from now on);
  * idle memory above a lowered budget is given back at once. */
 ARGONISHCHE_API
-void argonishche_memory_configure(uint64_t budget, uint64_t idle_ms);
+void argonishche_memory_configure(uint64_t budget, uint64_t idle_ms, int huge_pages);
 /* Non-zero `reset_high_water`: the high-water mark starts again from what is held now. */
 ARGONISHCHE_API
 void argonishche_memory_stats_read(argonishche_memory_stats *stats, int reset_high_water);

@@ -20,12 +20,9 @@ typedef struct argonishche_lease {
     void *memory;                   /* a mapping to reuse; NULL: map `size` bytes afresh */
     size_t size;                    /* bytes counted against the budget */
     int kind;                       /* arena flags, or ARGONISHCHE_LEASE_HEAP */
+    int huge;                       /* whole 2 MiB pages, advised for transparent huge pages */
     void *node;                     /* the idle list's node of a reused mapping, kept for it */
 } argonishche_lease;
-
-/* Bytes a mapping of `kind` for `needed` bytes takes: whole pages, whole 2 MiB pages for the
- * hugepages allocator's (advised for transparent huge pages); `needed` on the C heap. */
-size_t argonishche_lease_size(size_t needed, int kind);
 
 /* Admits a hash needing `needed` bytes of `kind`: ARGONISHCHE_OK with *lease filled (its memory
  * NULL when the caller must map lease->size bytes itself); ARGONISHCHE_ERR_OVER_BUDGET if it needs

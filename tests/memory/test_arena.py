@@ -223,17 +223,28 @@ def transparent_huge_pages() -> str:
         pytest.skip("no transparent huge pages here")
 
 
-def test_kept_memory_is_small_pages_marked_dontdump_and_faulted_in_ahead(trimmed):
-    """Small pages, not huge ones: a fresh huge page needs a whole free 2 MiB block, which a VM
-    with free page reporting has given back to its host (docs/memory.md)."""
+@pytest.mark.parametrize("huge_pages", [False, True], ids=["small-pages", "huge-pages"])
+def test_kept_memory_is_marked_dontdump_faulted_in_ahead_and_paged_as_configured(budget, trimmed,
+                                                                                huge_pages):
+    """Huge pages from 2 MiB up where configured (ARGONISHCHE_MEMORY_HUGE_PAGES; auto: unless a
+    VM reports free memory to its host, docs/memory.md), rounded up to whole 2 MiB pages and 2
+    MiB aligned; small pages otherwise, and below 2 MiB always."""
     transparent_huge_pages()
+    budget(huge_pages=huge_pages)
     assert same_tag(time_cost=1, memory_cost=4100, parallelism=1)
     [(address, size)] = ARENA.idle_mappings()
-    assert size == pages(needed(4100))
     flags = mapping_of(address)
-    assert "hg" not in flags["VmFlags"].split()  # no madvise(MADV_HUGEPAGE)
+    assert ("hg" in flags["VmFlags"].split()) is huge_pages  # madvise(MADV_HUGEPAGE)
     assert "dd" in flags["VmFlags"].split()  # madvise(MADV_DONTDUMP)
+    if huge_pages:
+        assert address % _allocators.HUGE_PAGE == 0 and size == 3 * _allocators.HUGE_PAGE
+    else:
+        assert size == pages(needed(4100))
     assert int(flags["Rss"].split()[0]) * 1024 >= size  # faulted in by the lane threads
+    argonishche.trim_memory()
+    assert argon2_hash(PASSWORD, SALT, allocator="arena", **SMALL) == KNOWN_TAG
+    [(address, size)] = ARENA.idle_mappings()
+    assert "hg" not in mapping_of(address)["VmFlags"].split() and size == pages(needed(32))
 
 
 def test_fresh_memory_is_faulted_in_and_wiped_by_the_lane_threads_at_any_thread_count(trimmed):

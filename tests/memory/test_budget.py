@@ -585,3 +585,48 @@ def test_a_resource_limit_counts_what_it_leaves_of_the_address_space(monkeypatch
     monkeypatch.setattr(_work_memory, "cgroup_limit", lambda: None)
     assert _work_memory.default_budget() == (2**29, "half of what RLIMIT_AS leaves (1.0 GiB of "
                                                     "4.0 GiB)")
+
+
+# ---- huge pages ---------------------------------------------------------------------------------
+
+
+def fake_balloon(tmp_path, features: str | None):
+    driver = tmp_path / "bus" / "virtio" / "drivers" / "virtio_balloon"
+    driver.mkdir(parents=True)
+    if features is not None:
+        (driver / "virtio0").mkdir()
+        (driver / "virtio0" / "features").write_text(features + "\n")
+    return str(tmp_path)
+
+
+def test_free_page_reporting_is_read_from_the_balloon_devices_feature_bits(tmp_path):
+    # Bit 5 is VIRTIO_BALLOON_F_REPORTING; this is the string a Firecracker guest showed.
+    reporting = "0110010100000000000000000000000010000000"
+    assert _work_memory.free_page_reporting(fake_balloon(tmp_path / "a", reporting)).endswith(
+        "virtio_balloon/virtio0")
+    assert _work_memory.free_page_reporting(fake_balloon(tmp_path / "b", "0110000000")) is None
+    assert _work_memory.free_page_reporting(fake_balloon(tmp_path / "c", None)) is None
+    assert _work_memory.free_page_reporting(str(tmp_path / "nothing")) is None
+
+
+def test_huge_pages_auto_follows_free_page_reporting_and_on_off_win(monkeypatch):
+    monkeypatch.setattr(_work_memory, "free_page_reporting", lambda: "/sys/x/virtio0")
+    on, why = _work_memory._huge_pages("auto")
+    assert not on and "reports free memory to its host (/sys/x/virtio0)" in why
+    monkeypatch.setattr(_work_memory, "free_page_reporting", lambda: None)
+    assert _work_memory._huge_pages("auto") == (True, "auto: on")
+    assert _work_memory._huge_pages("off") == (False, "ARGONISHCHE_MEMORY_HUGE_PAGES=off")
+    assert _work_memory._huge_pages("on") == (True, "ARGONISHCHE_MEMORY_HUGE_PAGES=on")
+
+
+def test_the_huge_pages_setting_reaches_the_budget_and_info():
+    result = run_python("""
+        import argonishche
+        from argonishche import _info
+        state = argonishche.memory_budget()
+        print(state.huge_pages, state.huge_pages_why)
+        print(_info.render(_info.collect(cpuinfo=False)))
+        """, ARGONISHCHE_MEMORY_HUGE_PAGES="off")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("False ARGONISHCHE_MEMORY_HUGE_PAGES=off")
+    assert "huge pages for kept memory: off (ARGONISHCHE_MEMORY_HUGE_PAGES=off)" in result.stdout

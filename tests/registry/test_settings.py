@@ -82,6 +82,7 @@ def test_info_reports_an_invalid_setting_instead_of_a_wrong_default():
     ("ARGONISHCHE_MEMORY_BUDGET_MIB", "-5"),
     ("ARGONISHCHE_MEMORY_BUDGET_MIB", str(_settings.MAX_ARENA_MIB + 1)),
     ("ARGONISHCHE_MEMORY_IDLE_SECONDS", "1.5"),
+    ("ARGONISHCHE_MEMORY_HUGE_PAGES", "yes"),
     ("ARGONISHCHE_MEMORY_WAIT_SECONDS", str(_settings.MAX_WAIT_SECONDS + 1)),
     ("ARGONISHCHE_ARENA_MAX_MIB", "1024"),     # retired: must be unset
     ("ARGONISHCHE_ARENA_RETAIN_MIB", "64"),

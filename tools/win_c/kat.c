@@ -323,7 +323,7 @@ static void work_memory(const void *k) {
     const kat_argon2 *v = &kat_argon2_vectors[0];
     size_t need = argonishche_argon2_memory_size(v->memory_cost, v->lanes);
     argonishche_memory_trim();
-    argonishche_memory_configure((uint64_t)64 << 20, 60000);
+    argonishche_memory_configure((uint64_t)64 << 20, 60000, 0);
 
     /* Threads one after another: the first maps, the others reuse what it left. */
     uint64_t maps = stats_now().maps;
@@ -357,12 +357,12 @@ static void work_memory(const void *k) {
     uint8_t tag[64];
     argonishche_argon2_request r = request_for(v, tag, 1);
     int os_error;
-    argonishche_memory_configure(need / 2, 60000);
+    argonishche_memory_configure(need / 2, 60000, 0);
     check(admitted_hash(arena, k, &r, &os_error) == ARGONISHCHE_ERR_OVER_BUDGET,
           "a hash over the whole budget is refused", "budget", "it was not");
 
     /* A full budget: a second ticket waits (a timed wait), then gets the room. */
-    argonishche_memory_configure((uint64_t)need, 60000);
+    argonishche_memory_configure((uint64_t)need, 60000, 0);
     argonishche_memory_ticket holder, waiter;
     memset(&holder, 0, sizeof holder), memset(&waiter, 0, sizeof waiter);
     check(argonishche_memory_reserve(&holder, need, 0) == ARGONISHCHE_OK, "reserve the budget",
@@ -380,14 +380,14 @@ static void work_memory(const void *k) {
     argonishche_memory_ticket_close(&waiter);
 
     /* The reaper thread gives idle memory back after the idle time. */
-    argonishche_memory_configure((uint64_t)64 << 20, 100);
+    argonishche_memory_configure((uint64_t)64 << 20, 100, 0);
     r = request_for(v, tag, 1);
     check(admitted_hash(arena, k, &r, &os_error) == ARGONISHCHE_OK, "hash for the reaper",
           "arena", "status");
     for (int i = 0; i < 100 && argonishche_arena_cached_bytes(arena) != 0; i++) Sleep(20);
     check(argonishche_arena_cached_bytes(arena) == 0, "idle memory given back by the reaper",
           "arena", "still kept after 2 s");
-    argonishche_memory_configure(UINT64_MAX, 10000);
+    argonishche_memory_configure(UINT64_MAX, 10000, 0);
 }
 
 static void wipe_and_lock(void) {
