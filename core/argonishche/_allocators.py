@@ -14,8 +14,10 @@ the budget is full.
   next hash of any thread, and given back to the OS after ``ARGONISHCHE_MEMORY_IDLE_SECONDS``
   unused (default 10), on :func:`argonishche.trim_memory`, or when a fresh mapping needs its
   room in the budget.  Fresh mappings are faulted in by the hash's lane threads in parallel, a
-  write fault per page, and from 2 MiB up advised for transparent huge pages (rounded up to
-  whole 2 MiB pages: a 32 MiB hash's random references then stay within the TLB).
+  write fault per page; from 2 MiB up they get transparent huge pages (rounded up to whole 2 MiB
+  pages, so a hash's random references miss the TLB less) where
+  ``ARGONISHCHE_MEMORY_HUGE_PAGES`` says: by default everywhere but on a VM that reports free
+  memory to its host, where fresh huge pages are slow to fault in.
 - ``system``: allocate and free in C for every hash, exactly like the reference implementation.
 - ``hugepages``: a fresh mapping per hash, advised for transparent 2 MiB pages, so a 32 MiB hash
   takes 16 faults instead of 8,192; never kept.  Where the OS gives no huge pages it is an

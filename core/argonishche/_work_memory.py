@@ -62,7 +62,7 @@ class MemoryBudget(NamedTuple):
     held: int
     in_use: int
     idle: int
-    #: The most ``held`` has been since the process started (or :func:`reset_high_water`).
+    #: The most ``held`` has been since the process started.
     high_water: int
     #: Hashes holding work memory now, and hashes waiting for room.
     running: int
@@ -274,8 +274,8 @@ BALLOON_F_REPORTING = 5
 def free_page_reporting(sysfs: str = "/sys") -> str | None:
     """The virtio-balloon device that reports free memory to the hypervisor (its sysfs path), or
     None.  Such a host takes back every free 2 MiB block the guest reports, so a fresh huge page
-    faults in from the host: 4-5x slower than small pages, which come from memory the guest
-    still has (measured after an idle pause on a Firecracker VM; docs/memory.md)."""
+    faults in from the host, slower than small pages, which come from memory the guest still has
+    (docs/memory.md has the figures)."""
     driver = os.path.join(sysfs, "bus", "virtio", "drivers", "virtio_balloon")
     try:
         devices = sorted(name for name in os.listdir(driver) if name.startswith("virtio"))

@@ -152,7 +152,7 @@ typedef struct argonishche_memory_ticket {
 
 typedef struct argonishche_memory_stats {
     uint64_t budget;     /* bytes; UINT64_MAX until configured */
-    uint64_t in_use;     /* bytes the running hashes hold */
+    uint64_t in_use;     /* bytes the running hashes hold, and memory being unmapped */
     uint64_t idle;       /* bytes kept mapped for the next hashes */
     uint64_t high_water; /* the most in_use + idle has been (since the last reset) */
     uint64_t idle_ms;    /* how long idle memory is kept */

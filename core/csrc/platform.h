@@ -335,14 +335,15 @@ void argonishche_note_populate(size_t bytes);
  * one byte per page, each a page fault of its own.
  *   - Not a read then a write (p[i] = p[i]): reading an untouched page maps the shared zero page,
  *     and the write after it faults again, copies, and flushes the TLB of every CPU running a
- *     thread of the process (inter-processor interrupts, and in a VM exits to the hypervisor).
- *     A read-modify-write instruction faults once, as a write.  1 GiB by two threads: 2.6-3.1 s
- *     read-then-write, 0.22 s as a write (tools/bench_memory_paths.py measures both).
+ *     thread of the process (inter-processor interrupts, and in a VM exits to the hypervisor):
+ *     an order of magnitude slower.  A read-modify-write instruction faults once, as a write
+ *     (tools/bench_fault_in.py measures both; docs/memory.md has the figures).
  *   - Not MADV_POPULATE_WRITE nor MAP_POPULATE: those hold the process's memory-map lock until
  *     the call returns, and meanwhile every other thread's mmap, munmap and mprotect waits (a
  *     thread start's stack, malloc's large blocks): a preempted populating thread stalled an
- *     event loop starting executor threads by 68-171 ms, against argon2-cffi's 36-80.  A page
- *     fault takes only its own range's lock (per-VMA locks, Linux 6.4+).
+ *     event loop starting executor threads for longer than argon2-cffi's hashes did (issue 24,
+ *     tools/bench_async_stall.py).  A page fault takes only its own range's lock (per-VMA
+ *     locks, Linux 6.4+).
  * Where huge pages are advised, the first touch of each 2 MiB faults in the whole huge page.
  * Only the thread that owns the range may be writing it meanwhile. */
 static inline void argonishche_pages_prefault(void *memory, size_t size) {

@@ -46,6 +46,8 @@ static argonishche_cond expired; /* wakes the reaper early: a trim or a new idle
 static struct {
     uint64_t budget, idle_ns;
     uint64_t in_use, idle, high_water;
+    uint64_t leaving; /* given back but not unmapped yet: still counted, so that no hash maps
+                         its memory while another's is still there */
     uint64_t maps, reuses, waits;
     uint32_t running, waiting;
     int huge_kept; /* kept memory from 2 MiB up gets huge pages (see huge_pages_for) */
@@ -70,11 +72,12 @@ static const size_t unmap_piece = 32u << 20;
 /* ---- mappings ---------------------------------------------------------------------------- */
 
 /* Whether a mapping of `kind` for `needed` bytes gets huge pages: the hugepages allocator's
- * always; kept memory from 2 MiB up when configured so (the Python side decides: on where the
- * OS does not give freed memory back to a hypervisor).  Huge pages make a hash's random
- * references miss the TLB less (1.17-1.28x at 1-2 GiB), and fault 512 times fewer; but a fresh
- * one needs a whole free 2 MiB block, and a VM with free page reporting has given exactly those
- * to its host, so that after an idle pause they faulted in 4-5x slower than small pages. */
+ * always; kept memory from 2 MiB up when configured so (the Python side decides: on, except
+ * where the OS gives freed memory back to a hypervisor).  Huge pages make a hash's random
+ * references miss the TLB less, most at 1-2 GiB, and fault 512 times fewer; but a fresh one
+ * needs a whole free 2 MiB block, and a VM with free page reporting has given exactly those to
+ * its host, so that after an idle pause they fault in slower than small pages, which come from
+ * memory the guest still has (docs/memory.md has the figures). */
 static int huge_pages_for(size_t needed, int kind) {
     if (kind & ARGONISHCHE_LEASE_HEAP) return 0;
     return (kind & ARGONISHCHE_ARENA_HUGE_PAGES) || (pool.huge_kept && needed >= huge_page);
@@ -100,27 +103,47 @@ void argonishche_unmap_work_memory(void *memory, size_t size, int dirty) {
 #endif
 }
 
+/* The memory given back no longer counts once it is unmapped: room for those who wait.  The
+ * lock not held. */
+static void left(uint64_t bytes) {
+    if (bytes == 0) return;
+    argonishche_mutex_lock(&lock);
+    pool.leaving -= bytes;
+    pool.releases++;
+    argonishche_cond_broadcast(&room);
+    argonishche_mutex_unlock(&lock);
+}
+
+/* Unmaps what drop_* moved onto a list, then stops counting it.  The lock not held. */
 static void unmap_all(kept_mapping *list) {
+    uint64_t bytes = 0;
     for (kept_mapping *k = list, *next; k != NULL; k = next) {
         next = k->next;
         argonishche_unmap_work_memory(k->memory, k->size, k->dirty);
+        bytes += k->size;
         free(k);
     }
+    left(bytes);
 }
 
 /* ---- bookkeeping (the lock held) --------------------------------------------------------- */
 
+/* Everything the budget counts: running hashes', idle, and leaving. */
+static uint64_t held(void) { return pool.in_use + pool.idle + pool.leaving; }
+
 static void note_held(void) {
-    if (pool.in_use + pool.idle > pool.high_water) pool.high_water = pool.in_use + pool.idle;
+    if (held() > pool.high_water) pool.high_water = held();
 }
 
-/* Moves idle mappings onto *dropped, oldest first, until in_use + idle + `extra` fits the
- * budget. */
+/* Moves idle mappings onto *dropped, oldest first, until what stays held, with `extra` more,
+ * fits the budget (what it drops still counts, as leaving, until it is unmapped). */
 static void drop_idle(uint64_t extra, kept_mapping **dropped) {
-    while (pool.kept != NULL && pool.in_use + pool.idle + extra > pool.budget) {
+    uint64_t staying = held();
+    while (pool.kept != NULL && staying + extra > pool.budget) {
         kept_mapping *k = pool.kept;
         pool.kept = k->next;
-        pool.idle -= k->size;
+        staying -= k->size;
+        pool.idle -= k->size, pool.leaving += k->size;
         k->next = *dropped;
         *dropped = k;
     }
@@ -136,7 +159,7 @@ static uint64_t drop_kind(int kind, kept_mapping **dropped) {
             continue;
         }
         *p = k->next;
-        pool.idle -= k->size;
+        pool.idle -= k->size, pool.leaving += k->size;
         freed += k->size;
         k->next = *dropped;
         *dropped = k;
@@ -157,7 +180,7 @@ static void drop_expired(uint64_t now, kept_mapping **dropped, uint64_t *next_ex
             continue;
         }
         *p = k->next;
-        pool.idle -= k->size;
+        pool.idle -= k->size, pool.leaving += k->size;
         k->next = *dropped;
         *dropped = k;
     }
@@ -225,10 +248,12 @@ static void drop_abandoned_heads(uint64_t now) {
 }
 
 /* Admission, the lock held: OK (room taken, and in *k an idle mapping of `kind` to reuse, or
- * NULL: map afresh, after the idle mappings put on *dropped are given back), OVER_BUDGET, or
- * WAIT_MEMORY once `deadline` has passed without room. */
+ * NULL: map afresh), OVER_BUDGET, or WAIT_MEMORY once `deadline` has passed without room.  When
+ * the room is there only once idle memory is gone, that memory is given back first (unmapped
+ * with the lock released, then admission tried again): so no hash counts, or maps, its memory
+ * while memory given back for it is still there. */
 static int admit(argonishche_memory_ticket *t, uint64_t size, int kind, uint64_t deadline,
-                 kept_mapping **k, kept_mapping **dropped) {
+                 kept_mapping **k) {
     *k = NULL;
     for (;;) {
         if (size > pool.budget) {
@@ -243,17 +268,24 @@ static int admit(argonishche_memory_ticket *t, uint64_t size, int kind, uint64_t
         int ready = !t->refused || pool.releases != t->refused_at || pool.running == 0;
         if (first && ready) {
             kept_mapping *reused = (kind & ARGONISHCHE_LEASE_HEAP) ? NULL : take_kept(size, kind);
-            if (reused != NULL && pool.in_use + reused->size > pool.budget) {
+            if (reused != NULL && pool.in_use + pool.leaving + reused->size > pool.budget) {
                 /* Larger than what fits now: back among the idle ones (first to be given back,
                  * if a fresh mapping needs the room). */
                 reused->next = pool.kept, pool.kept = reused, pool.idle += reused->size;
                 reused = NULL;
             }
             uint64_t cost = reused != NULL ? reused->size : size;
-            if (pool.in_use + cost <= pool.budget) {
+            if (pool.in_use + pool.leaving + cost <= pool.budget) {
+                if (reused == NULL && held() + cost > pool.budget) {
+                    kept_mapping *dropped = NULL; /* room once idle memory is gone */
+                    drop_idle(cost, &dropped);
+                    argonishche_mutex_unlock(&lock);
+                    unmap_all(dropped);
+                    argonishche_mutex_lock(&lock);
+                    continue;
+                }
                 if (is_queued(t)) unqueue(t);
                 t->refused = 0;
-                if (reused == NULL) drop_idle(cost, dropped);
                 pool.in_use += cost;
                 pool.running++;
                 *k = reused;
@@ -294,6 +326,7 @@ static void after_fork_in_child(void) {
         free(k);
     }
     pool.busy = NULL, pool.in_use = 0, pool.running = 0;
+    pool.leaving = 0; /* the threads unmapping it are not here: the child keeps a copy */
     pool.queue_head = pool.queue_tail = NULL, pool.waiting = 0;
     pool.claims = NULL;
     pool.generation++;
@@ -347,12 +380,12 @@ static void ensure_reaper(void) {
 int argonishche_work_memory_take(argonishche_memory_ticket *t, size_t needed, int kind,
                                  uint32_t wait_ms, argonishche_lease *lease) {
     argonishche_call_once(&once, initialise);
-    kept_mapping *k, *dropped = NULL;
+    kept_mapping *k;
     argonishche_mutex_lock(&lock);
     int huge = huge_pages_for(needed, kind);
     size_t size = lease_size(needed, kind, huge);
     uint64_t deadline = argonishche_monotonic_ns() + (uint64_t)wait_ms * 1000000u;
-    int status = admit(t, size, kind, deadline, &k, &dropped);
+    int status = admit(t, size, kind, deadline, &k);
     if (status == ARGONISHCHE_OK) {
         /* A dirty mapping (its last hash opted out of the wipe) is lent as it is: the next
          * hash writes every block before it reads it, and wipes it, or marks it dirty, in
@@ -368,7 +401,6 @@ int argonishche_work_memory_take(argonishche_memory_ticket *t, size_t needed, in
         else if (!(kind & ARGONISHCHE_LEASE_HEAP)) pool.maps++;
     }
     argonishche_mutex_unlock(&lock);
-    unmap_all(dropped);
     return status;
 }
 
@@ -389,7 +421,7 @@ void argonishche_work_memory_give_back(argonishche_lease *lease, void *memory, i
     pool.in_use -= lease->size;
     pool.running--;
     pool.releases++;
-    if (kept != NULL && pool.idle_ns != 0 && pool.in_use + pool.idle + lease->size <= pool.budget) {
+    if (kept != NULL && pool.idle_ns != 0 && held() + lease->size <= pool.budget) {
         *kept = (kept_mapping){NULL, memory, lease->size, lease->kind, lease->huge, dirty, now};
         kept_mapping **tail = &pool.kept;
         while (*tail != NULL) tail = &(*tail)->next;
@@ -397,12 +429,17 @@ void argonishche_work_memory_give_back(argonishche_lease *lease, void *memory, i
         pool.idle += lease->size;
         memory = NULL, kept = NULL;
         ensure_reaper();
+    } else if (memory != NULL) {
+        pool.leaving += lease->size; /* until it is unmapped, below */
     }
     drop_expired(now, &dropped, &next_expiry);
     argonishche_cond_broadcast(&room);
     argonishche_mutex_unlock(&lock);
     free(kept);
-    argonishche_unmap_work_memory(memory, lease->size, dirty);
+    if (memory != NULL) {
+        argonishche_unmap_work_memory(memory, lease->size, dirty);
+        left(lease->size);
+    }
     unmap_all(dropped);
 }
 
@@ -435,15 +472,14 @@ int argonishche_work_memory_refused(argonishche_memory_ticket *t, argonishche_le
 
 int argonishche_memory_reserve(argonishche_memory_ticket *t, uint64_t bytes, uint32_t wait_ms) {
     argonishche_call_once(&once, initialise);
-    kept_mapping *k, *dropped = NULL;
+    kept_mapping *k;
     argonishche_mutex_lock(&lock);
     uint64_t deadline = argonishche_monotonic_ns() + (uint64_t)wait_ms * 1000000u;
     int status = t->reserved != 0 && t->generation == pool.generation
                      ? ARGONISHCHE_ERR_PARAMETER /* one reservation per ticket */
-                     : admit(t, bytes, ARGONISHCHE_LEASE_HEAP, deadline, &k, &dropped);
+                     : admit(t, bytes, ARGONISHCHE_LEASE_HEAP, deadline, &k);
     if (status == ARGONISHCHE_OK) t->reserved = bytes, t->generation = pool.generation;
     argonishche_mutex_unlock(&lock);
-    unmap_all(dropped);
     return status;
 }
 
@@ -480,8 +516,9 @@ void argonishche_memory_configure(uint64_t budget, uint64_t idle_ms, int huge_pa
 void argonishche_memory_stats_read(argonishche_memory_stats *s, int reset_high_water) {
     argonishche_call_once(&once, initialise);
     argonishche_mutex_lock(&lock);
-    if (reset_high_water) pool.high_water = pool.in_use + pool.idle;
-    *s = (argonishche_memory_stats){pool.budget, pool.in_use, pool.idle, pool.high_water,
+    if (reset_high_water) pool.high_water = held();
+    *s = (argonishche_memory_stats){pool.budget, pool.in_use + pool.leaving, pool.idle,
+                                    pool.high_water,
                                     pool.idle_ns / 1000000u, pool.maps, pool.reuses, pool.waits,
                                     pool.running, pool.waiting, pool.huge_kept};
     argonishche_mutex_unlock(&lock);

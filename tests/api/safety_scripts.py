@@ -252,8 +252,8 @@ with ThreadPoolExecutor(4) as pool:
 print("verified", all(results), "high_water_mib", held.high_water // 2**20, "kept_mib",
       kept // 2**20, "grew_mib", round(grew))
 """,
-    # The work memory of a large first hash on a new thread is mapped and pre-faulted: other
-    # Python threads must keep running meanwhile (the GIL released).
+    # The work memory of a large hash with nothing kept is mapped and faulted in: other Python
+    # threads must keep running meanwhile (the GIL released).
     "mapping_stall": """
 def stall_during(run):
     worker = threading.Thread(target=run)
@@ -267,7 +267,8 @@ def stall_during(run):
     worker.join()
     return worst, last - started
 ratios = []
-for _ in range(SCALE):  # a new thread each time: its first hash maps its memory
+for _ in range(SCALE):  # nothing kept: the hash maps its memory afresh
+    argonishche.trim_memory()
     worst, whole = stall_during(lambda: argonishche.argon2_hash(
         b"x", b"somesalt", time_cost=1, memory_cost=262144, parallelism=1))
     ratios.append(worst / whole)
