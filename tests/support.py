@@ -76,6 +76,39 @@ def run_python(code: str, *args: str, timeout: float = 120, settings: bool = Tru
                           capture_output=True, text=True, timeout=timeout, env=env)
 
 
+def skip_folder_unless(items, folder: pathlib.Path, variable: str, env: str) -> None:
+    """Mark the collected *items* under *folder* skipped unless *variable* is set: a suite that
+    runs only in ``tox -e ENV`` (the skip's reason says which), so the main run stays short."""
+    if os.environ.get(variable):
+        return
+    import pytest
+
+    skip = pytest.mark.skip(reason=f"{env} test: runs in tox -e {env} ({variable}=1)")
+    for item in items:
+        if folder in pathlib.Path(item.fspath).parents:
+            item.add_marker(skip)
+
+
+def stress_scale() -> int:
+    """How many times larger ``tox -e stress`` runs each program (``ARGONISHCHE_STRESS_SCALE``,
+    default 10).  Here, not in tests/stress/conftest.py: with tests/load's conftest collected too,
+    ``from conftest import`` found whichever conftest module was imported last."""
+    return int(os.environ.get("ARGONISHCHE_STRESS_SCALE", "10"))
+
+
+def bench_cli(capsys, *args: str):
+    """``argonishche bench ARGS`` run in this process, under pytest's *capsys*: (status,
+    stdout, stderr)."""
+    from argonishche import _cli
+
+    try:
+        status = _cli.main(["bench", *args])
+    except SystemExit as exc:  # argparse's usage errors
+        status = exc.code
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
 def call_cli(capsys, monkeypatch, *args: str, stdin: bytes = b""):
     """``argonishche ARGS`` run in this process (``_cli.main``) with *stdin*, under pytest's
     *capsys* and *monkeypatch*: (status, stdout, stderr)."""

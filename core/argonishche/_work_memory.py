@@ -358,7 +358,7 @@ def set_memory_budget(mib: int | None = None, *, idle_seconds: float | None = No
         ``ARGONISHCHE_MEMORY_WAIT_SECONDS``, or 10.
     :param huge_pages: kept memory from 2 MiB up gets transparent huge pages (mappings made
         from now on).  None: ``ARGONISHCHE_MEMORY_HUGE_PAGES``, or auto: on, unless this machine
-        is a VM that reports free memory to its host (see :func:`free_page_reporting`).
+        is a VM that reports free memory to its host (docs/memory.md).
 
     Lowering the budget gives idle memory above it back at once; hashes running keep theirs,
     and new ones wait until the memory held fits.  Hashes already waiting keep their deadline.

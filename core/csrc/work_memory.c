@@ -377,6 +377,18 @@ static void ensure_reaper(void) {
 
 /* ---- the API ----------------------------------------------------------------------------- */
 
+/* The lease leaves the busy list and stops counting as in use; the lock held. */
+static void end_lease(argonishche_lease *lease) {
+    for (argonishche_lease **p = &pool.busy; *p != NULL; p = &(*p)->next) {
+        if (*p == lease) {
+            *p = lease->next;
+            break;
+        }
+    }
+    pool.in_use -= lease->size;
+    pool.running--;
+}
+
 int argonishche_work_memory_take(argonishche_memory_ticket *t, size_t needed, int kind,
                                  uint32_t wait_ms, argonishche_lease *lease) {
     argonishche_call_once(&once, initialise);
@@ -412,14 +424,7 @@ void argonishche_work_memory_give_back(argonishche_lease *lease, void *memory, i
     kept_mapping *dropped = NULL;
     uint64_t now = argonishche_monotonic_ns(), next_expiry;
     argonishche_mutex_lock(&lock);
-    for (argonishche_lease **p = &pool.busy; *p != NULL; p = &(*p)->next) {
-        if (*p == lease) {
-            *p = lease->next;
-            break;
-        }
-    }
-    pool.in_use -= lease->size;
-    pool.running--;
+    end_lease(lease);
     pool.releases++;
     if (kept != NULL && pool.idle_ns != 0 && held() + lease->size <= pool.budget) {
         *kept = (kept_mapping){NULL, memory, lease->size, lease->kind, lease->huge, dirty, now};
@@ -447,14 +452,7 @@ int argonishche_work_memory_refused(argonishche_memory_ticket *t, argonishche_le
                                     int may_queue) {
     kept_mapping *dropped = NULL;
     argonishche_mutex_lock(&lock);
-    for (argonishche_lease **p = &pool.busy; *p != NULL; p = &(*p)->next) {
-        if (*p == lease) {
-            *p = lease->next;
-            break;
-        }
-    }
-    pool.in_use -= lease->size;
-    pool.running--;
+    end_lease(lease);
     free(lease->node); /* none: only fresh memory is refused */
     uint64_t releases = pool.releases;
     /* Idle memory takes what the OS has just refused: give it all back, and try at once. */

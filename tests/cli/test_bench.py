@@ -14,20 +14,12 @@ import sys
 import pytest
 
 import argonishche
-from argonishche import _cli
 from argonishche._bench import suites
 from argonishche._bench.points import Point
 
+from support import bench_cli
+
 TINY = ("--repetitions", "2", "--budget", "0.01", "--point", "d,1,64,1")
-
-
-def bench_cli(capsys, *args):
-    try:
-        status = _cli.main(["bench", *args])
-    except SystemExit as exc:
-        status = exc.code
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 # ---- whole runs ------------------------------------------------------------------------------

@@ -17,6 +17,8 @@ from argonishche._bench import command, fresh_process, profiles
 from argonishche._bench.points import Point
 from argonishche.exceptions import MemoryBudgetError
 
+from support import bench_cli
+
 TINY_POINTS = (profiles.ProfilePoint(Point("id", 1, 64, 1), "tiny, one lane"),
                profiles.ProfilePoint(Point("id", 1, 128, 2), "tiny, two lanes", 1))
 FAST = ("--repetitions", "2", "--budget", "0.001", "--no-blake2b")
@@ -28,17 +30,6 @@ def tiny_profile(monkeypatch):
     profile = dataclasses.replace(profiles.PROFILES["deployed"], points=TINY_POINTS)
     monkeypatch.setitem(profiles.PROFILES, "deployed", profile)
     return profile
-
-
-def bench_cli(capsys, *args):
-    from argonishche import _cli
-
-    try:
-        status = _cli.main(["bench", *args])
-    except SystemExit as exc:
-        status = exc.code
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 def subjects_of(table):

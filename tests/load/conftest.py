@@ -19,13 +19,9 @@ REPORT = pytest.StashKey[dict]()
 
 
 def pytest_collection_modifyitems(config, items):
-    if os.environ.get("ARGONISHCHE_LOAD"):
-        return
-    skip = pytest.mark.skip(reason="load test: runs in tox -e load (ARGONISHCHE_LOAD=1)")
-    here = Path(__file__).parent
-    for item in items:
-        if here in Path(item.fspath).parents:
-            item.add_marker(skip)
+    from support import skip_folder_unless
+
+    skip_folder_unless(items, Path(__file__).parent, "ARGONISHCHE_LOAD", "load")
 
 
 @pytest.fixture(scope="session")

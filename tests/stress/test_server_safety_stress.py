@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SCALE
 from safety_scripts import run_script
+from support import stress_scale
 from test_server_safety import fields
+
+SCALE = stress_scale()
 
 
 def test_trim_race():

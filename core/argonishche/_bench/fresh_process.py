@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 from .memory_use import Counters
 from .points import PASSWORD, SALT, Point
-from .timing import Subject
+from .timing import Subject, kept_whole_rounds, rounds
 
 if TYPE_CHECKING:
     from typing import Any
@@ -139,28 +139,17 @@ def time_in_new_processes(subjects: list[NewProcessSubject], repetitions: int, *
     per subject per round, the order rotating, after *pause* seconds each.  A process whose tag
     differs from the others' is refused (RuntimeError).  Interrupted (Ctrl-C), every subject
     keeps the rounds all of them finished, and KeyboardInterrupt propagates."""
-    order = list(range(len(subjects)))
     agreed: str | None = None
-    try:
-        for repetition in range(repetitions):
-            shift = repetition % len(subjects)
-            for index in order[shift:] + order[:shift]:
-                subject = subjects[index]
-                if progress:
-                    progress.step(f"{label}rep {repetition + 1}/{repetitions} "
-                                  f"{subject.name.strip()}")
-                if pause:
-                    time.sleep(pause)
-                result = subject.spawn()
-                agreed = agreed or result["tag"]
-                if result["tag"] != agreed:
-                    raise RuntimeError(f"subjects disagree in new processes, nothing kept: "
-                                       f"{subject.name.strip()}: {result['tag'][:16]}, "
-                                       f"others {agreed[:16]}")
-                subject.memory.add(Counters(*result["before"]), Counters(*result["after"]), 1)
-                subject.samples.append(result["seconds"])
-    except KeyboardInterrupt:
-        complete = min(len(s.samples) for s in subjects)
-        for s in subjects:
-            del s.samples[complete:]
-        raise
+    with kept_whole_rounds(subjects):
+        for index in rounds(subjects, repetitions, progress, label):
+            subject = subjects[index]
+            if pause:
+                time.sleep(pause)
+            result = subject.spawn()
+            agreed = agreed or result["tag"]
+            if result["tag"] != agreed:
+                raise RuntimeError(f"subjects disagree in new processes, nothing kept: "
+                                   f"{subject.name.strip()}: {result['tag'][:16]}, "
+                                   f"others {agreed[:16]}")
+            subject.memory.add(Counters(*result["before"]), Counters(*result["after"]), 1)
+            subject.samples.append(result["seconds"])

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from ._clock import lib
 from .machine import last_level_cache_bytes
@@ -107,6 +109,38 @@ def _calls_for(run: Callable[[], bytes], budget: float) -> int:
     return max(1, int(budget / once))
 
 
+class _Sampled(Protocol):
+    name: str
+    samples: list[float]
+
+
+@contextmanager
+def kept_whole_rounds(subjects: Sequence[_Sampled]) -> Iterator[None]:
+    """Interrupted (Ctrl-C), every subject keeps the samples of the rounds all of them
+    finished, so that what was measured stays comparable; KeyboardInterrupt propagates."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        complete = min(len(s.samples) for s in subjects)
+        for s in subjects:
+            del s.samples[complete:]
+        raise
+
+
+def rounds(subjects: Sequence[_Sampled], repetitions: int, progress: Progress | None,
+           label: str) -> Iterator[int]:
+    """The index of each subject in turn, *repetitions* rounds, the order rotating by one each
+    round (so no subject always follows the same other), each step shown on *progress*."""
+    order = list(range(len(subjects)))
+    for repetition in range(repetitions):
+        shift = repetition % len(subjects)
+        for index in order[shift:] + order[:shift]:
+            if progress:
+                progress.step(f"{label}rep {repetition + 1}/{repetitions} "
+                              f"{subjects[index].name.strip()}")
+            yield index
+
+
 def time_interleaved(subjects: list[Subject], repetitions: int, budget: float,
                      progress: Progress | None = None, *, label: str = "",
                      evict: Callable[[], None] | None = None) -> None:
@@ -120,26 +154,15 @@ def time_interleaved(subjects: list[Subject], repetitions: int, budget: float,
     so that what was measured stays comparable, and KeyboardInterrupt propagates.
     """
     calls = [1 if evict else _calls_for(s.run, budget) for s in subjects]
-    order = list(range(len(subjects)))
-    try:
-        for repetition in range(repetitions):
-            shift = repetition % len(subjects)
-            for index in order[shift:] + order[:shift]:
-                subject = subjects[index]
-                if progress:
-                    progress.step(f"{label}rep {repetition + 1}/{repetitions} "
-                                  f"{subject.name.strip()}")
-                if evict:
-                    evict()
-                before = read_counters()
-                started = time.perf_counter()
-                for _ in range(calls[index]):
-                    subject.run()
-                elapsed = time.perf_counter() - started
-                subject.memory.add(before, read_counters(), calls[index])
-                subject.samples.append(elapsed / calls[index])
-    except KeyboardInterrupt:
-        complete = min(len(s.samples) for s in subjects)
-        for s in subjects:
-            del s.samples[complete:]
-        raise
+    with kept_whole_rounds(subjects):
+        for index in rounds(subjects, repetitions, progress, label):
+            subject = subjects[index]
+            if evict:
+                evict()
+            before = read_counters()
+            started = time.perf_counter()
+            for _ in range(calls[index]):
+                subject.run()
+            elapsed = time.perf_counter() - started
+            subject.memory.add(before, read_counters(), calls[index])
+            subject.samples.append(elapsed / calls[index])
