@@ -65,9 +65,6 @@ static const size_t huge_page = 2u << 20;
  * frame died without closing it) and dropped, so that it cannot hold up everyone behind it.  Far
  * longer than a live owner spends between two slices, even waiting for the GIL. */
 static const uint64_t abandoned_ns = 5 * 1000000000ull;
-/* munmap holds the memory-map lock while it zaps the range: pieces of this size bound how long
- * another thread's mmap (a thread start's stack) waits behind it. */
-static const size_t unmap_piece = 32u << 20;
 
 /* ---- mappings ---------------------------------------------------------------------------- */
 
@@ -95,6 +92,9 @@ void argonishche_unmap_work_memory(void *memory, size_t size, int dirty) {
     if (memory == NULL) return;
     if (dirty) argonishche_secure_wipe(memory, size);
 #if ARGONISHCHE_HAVE_HUGE_PAGES /* POSIX: any page-aligned part of a mapping can go */
+    /* munmap holds the memory-map lock while it zaps the range: pieces of 32 MiB bound how long
+     * another thread's mmap (a thread start's stack) waits behind it. */
+    const size_t unmap_piece = 32u << 20;
     for (size_t done = 0; done < size; done += unmap_piece)
         argonishche_pages_unmap((uint8_t *)memory + done,
                                 size - done < unmap_piece ? size - done : unmap_piece);
