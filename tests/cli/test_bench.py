@@ -146,10 +146,14 @@ def test_cli_bench_ctrl_c_prints_and_saves_what_was_measured(capsys, monkeypatch
 def test_cli_bench_sigint_in_a_real_process():
     environ = {k: v for k, v in os.environ.items() if not k.startswith("ARGONISHCHE_")}
     environ["PYTHONUNBUFFERED"] = "1"
+    # SIGINT at its default in the child: a runner started in the background by a shell without
+    # job control (`.ci/run &`) ignores SIGINT, the ignored disposition survives exec, and a
+    # Python started so never raises KeyboardInterrupt: the test would wait out its timeout.
     process = subprocess.Popen(
         [sys.executable, "-m", "argonishche", "bench", "--repetitions", "100000", "--budget",
          "0.001", "--point", "d,1,64,1", "--no-blake2b"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environ)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environ,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         for line in process.stdout:  # after the selection lines, the tables begin
             if line.startswith("core clock"):
