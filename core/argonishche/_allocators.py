@@ -100,7 +100,7 @@ class ArenaAllocator(Allocator):
     def __init__(self) -> None:
         self.c_arena = lib.argonishche_arena_new(self.arena_flags)
         if self.c_arena == ffi.NULL:
-            raise ArgonishcheMemoryError("could not allocate an arena's bookkeeping")
+            raise ValueError(f"no arena has the flags {self.arena_flags:#x}")
 
     @property
     def locked(self) -> bool:

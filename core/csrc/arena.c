@@ -71,10 +71,14 @@ static int may_pass(int status, int os_error) {
            (os_error == ENOMEM || os_error == EAGAIN);
 }
 
+/* One arena per combination of flags, never allocated and never freed: an arena is a kind of
+ * memory, and the memory itself is the process's, so allocators of one kind may share it. */
+static argonishche_arena kinds[] = {{0}, {ARGONISHCHE_ARENA_LOCKED}, {ARGONISHCHE_ARENA_HUGE_PAGES},
+                                    {ARGONISHCHE_ARENA_LOCKED | ARGONISHCHE_ARENA_HUGE_PAGES}};
+
 argonishche_arena *argonishche_arena_new(int flags) {
-    argonishche_arena *a = calloc(1, sizeof *a);
-    if (a != NULL) a->flags = flags;
-    return a;
+    if (flags & ~(ARGONISHCHE_ARENA_LOCKED | ARGONISHCHE_ARENA_HUGE_PAGES)) return NULL;
+    return &kinds[flags];
 }
 
 int argonishche_arena_argon2_hash(argonishche_arena *a, const void *argon2_kernels,

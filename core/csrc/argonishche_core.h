@@ -193,7 +193,8 @@ typedef struct argonishche_arena argonishche_arena;
 #define ARGONISHCHE_ARENA_HUGE_PAGES 2 /* a fresh mapping per hash, advised for transparent huge
                                           pages, faulted on first use; never kept */
 
-/* A new arena, never freed (allocators live as long as the process); NULL if out of memory. */
+/* The arena of these flags (one per combination, never freed: allocators of one kind share
+ * it); NULL for a flag that does not exist. */
 ARGONISHCHE_API
 argonishche_arena *argonishche_arena_new(int flags);
 
