@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING
 
 from . import _certify, _info, _registry, _selftest
 from ._bench import command as _bench_command
+from ._cli_arguments import real_number, whole_number
 from ._params import DEFAULT_LIMITS, LIMIT_MAX, Limits
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
     from typing import TypedDict
 
     class _ReferenceDefaults(TypedDict):
@@ -38,6 +39,9 @@ if TYPE_CHECKING:
 REFERENCE_DEFAULTS: _ReferenceDefaults = {"t": 3, "log2_kib": 12, "p": 1, "l": 32, "version": "13"}
 TYPE_NAMES = {"i": "Argon2i", "d": "Argon2d", "id": "Argon2id"}
 UINT32_MAX = 2**32 - 1
+#: The longest --secret-file read: a pepper is 16 to 64 bytes, and a device such as /dev/zero
+#: must not be read until memory runs out.
+MAX_SECRET_BYTES = 2**20
 #: The flag behind each parameter a ParameterError names, for hash's messages.
 FLAG_OF = {"time_cost": "-t", "memory_cost": "-m/-k", "parallelism": "-p", "hash_len": "-l"}
 #: verify's flag for each Limits field: (flag, metavar, help).
@@ -62,10 +66,12 @@ def _fail(message: str, status: int) -> int:
 
 
 def _status_of(exc: Exception) -> int:
-    from .exceptions import BackendError, InvalidHashError, ParameterError
+    from .exceptions import BackendError, InvalidHashError, MemoryBudgetError, ParameterError
 
+    # A hash over the process's whole work-memory budget is refused before any memory is taken,
+    # and no wait brings that memory: the flags (or ENCODED's costs) ask too much, as a limit's.
     return 2 if isinstance(exc, (ParameterError, InvalidHashError, BackendError,
-                                 InputError)) else 1
+                                 MemoryBudgetError, InputError)) else 1
 
 
 def _command_info(args: argparse.Namespace) -> int:
@@ -124,7 +130,8 @@ def _command_tune(args: argparse.Namespace) -> int:
     progress = Progress(sys.stderr) if sys.stderr.isatty() else None
     concurrency = args.concurrency or os.cpu_count() or 1
     try:
-        budget = None if args.kernels_only else _tune.plan_budget(args.memory_budget)
+        budget = None if args.kernels_only else _tune.plan_budget(args.memory_budget,
+                                                                  concurrency)
     except ParameterError as exc:
         return _fail(str(exc), 2)
 
@@ -158,7 +165,7 @@ def _command_tune(args: argparse.Namespace) -> int:
 
 
 def _tune_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from ._tune import DEFAULT_LATENCY_MS, KERNEL_ROUNDS
+    from ._tune import DEFAULT_LATENCY_MS, KERNEL_ROUNDS, MAX_LATENCY_MS
 
     parser = commands.add_parser(
         "tune", help="measure the kernels, remember the fastest, recommend Argon2id parameters",
@@ -170,18 +177,20 @@ def _tune_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
                     "concurrency, then the most passes whose 95th-percentile latency meets the "
                     "target, each timed as that many hashes at once; say what the budget holds, "
                     "and warn below OWASP's minimums.")
-    parser.add_argument("--latency", type=float, default=DEFAULT_LATENCY_MS, metavar="MS",
+    parser.add_argument("--latency", type=real_number("milliseconds", MAX_LATENCY_MS),
+                        default=DEFAULT_LATENCY_MS, metavar="MS",
                         help=f"the most one hash may take (its 95th percentile), in milliseconds "
-                             f"(default {DEFAULT_LATENCY_MS:.0f}, RFC 9106's front-end server "
-                             f"example)")
-    parser.add_argument("--concurrency", type=_integer(1, 4096), metavar="N",
+                             f"above 0 and at most {MAX_LATENCY_MS:,.0f} (default "
+                             f"{DEFAULT_LATENCY_MS:.0f}, RFC 9106's front-end server example)")
+    parser.add_argument("--concurrency", type=whole_number(1, 4096), metavar="N",
                         help="hashes running at once (default: the number of CPUs)")
-    parser.add_argument("--memory-budget", type=_integer(1, 2**32 - 1), metavar="MIB",
+    parser.add_argument("--memory-budget", type=whole_number(1, 2**32 - 1), metavar="MIB",
                         help="MiB of work memory all concurrent hashes may use together "
                              "(default: the process's work-memory budget, "
                              "ARGONISHCHE_MEMORY_BUDGET_MIB or half of what the process may "
-                             "use; more than that is measured with it raised for the run)")
-    parser.add_argument("--rounds", type=_integer(8, 100_000), default=KERNEL_ROUNDS,
+                             "use); a plan of --concurrency hashes needing more than that is "
+                             "refused")
+    parser.add_argument("--rounds", type=whole_number(8, 100_000), default=KERNEL_ROUNDS,
                         metavar="N", help=f"kernel measurement rounds (default {KERNEL_ROUNDS})")
     parser.add_argument("--kernels-only", action="store_true",
                         help="measure and remember the kernels' choice only")
@@ -197,9 +206,13 @@ def _secret_and_ad(args: argparse.Namespace) -> tuple[bytes, bytes]:
     if args.secret_file:
         try:
             with open(args.secret_file, "rb") as f:
-                secret = f.read()  # every byte, a trailing newline included
+                # Every byte, a trailing newline included; but not /dev/zero's forever.
+                secret = f.read(MAX_SECRET_BYTES + 1)
         except OSError as exc:
             raise InputError(f"--secret-file: {exc.strerror}: {args.secret_file}") from None
+        if len(secret) > MAX_SECRET_BYTES:
+            raise InputError(f"--secret-file: more than {MAX_SECRET_BYTES:,} bytes in "
+                             f"{args.secret_file} (a pepper is tens of bytes)")
     return secret, os.fsencode(args.ad) if args.ad is not None else b""
 
 
@@ -212,10 +225,21 @@ def _machine_options(args: argparse.Namespace) -> _MachineOptions:
     return {"backend": args.backend, "allocator": args.allocator}
 
 
+def _within_work_memory_budget(needed: int) -> None:
+    """MemoryBudgetError, as the hash would raise it, for *needed* bytes over the process's whole
+    work-memory budget: said before the password is read, since no wait brings that memory."""
+    from . import _work_memory
+
+    current = _work_memory.config()
+    if needed > current.budget:
+        raise _work_memory._over_budget(needed, current)
+
+
 def _command_hash(args: argparse.Namespace) -> int:
     from . import _phc
     from ._argon2 import argon2_hash_encoded, argon2_verify
     from .exceptions import ArgonishcheError
+    from ._driver import memory_size
     from ._params import MIN_SALT_LEN, Argon2Params, Limits, byte_buffer
 
     if args.m is not None:
@@ -230,6 +254,7 @@ def _command_hash(args: argparse.Namespace) -> int:
         Argon2Params.check(type=args.type, version=version, time_cost=args.t,
                            memory_cost=memory_cost, parallelism=args.p, hash_len=args.l)
         byte_buffer("salt", salt, min_len=MIN_SALT_LEN)
+        _within_work_memory_budget(memory_size(memory_cost, args.p))
         options = _machine_options(args)
         password = sys.stdin.buffer.read()  # all of it, as the reference reads: no newline strip
         if not password:
@@ -313,18 +338,6 @@ def _command_verify(args: argparse.Namespace) -> int:
 # ---- the parser ---------------------------------------------------------------------------------
 
 
-def _integer(low: int, high: int) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        try:
-            value = int(text, 10)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"must be in {low}..{high}, got {value}")
-        return value
-    return parse
-
-
 def _add_extras(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--secret-file", metavar="FILE",
                         help="Argon2's secret input K (a pepper): every byte of FILE")
@@ -350,16 +363,16 @@ def _hash_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
                        help="Argon2i (the default)")
     kinds.add_argument("-d", dest="type", action="store_const", const="d", help="Argon2d")
     kinds.add_argument("-id", dest="type", action="store_const", const="id", help="Argon2id")
-    parser.add_argument("-t", type=_integer(1, UINT32_MAX), default=d["t"], metavar="N",
+    parser.add_argument("-t", type=whole_number(1, UINT32_MAX), default=d["t"], metavar="N",
                         help=f"iterations (default {d['t']})")
     memory = parser.add_mutually_exclusive_group()
-    memory.add_argument("-m", type=_integer(1, 32), metavar="LOG2_KIB",
+    memory.add_argument("-m", type=whole_number(1, 32), metavar="LOG2_KIB",
                         help=f"memory of 2^N KiB (default {d['log2_kib']})")
-    memory.add_argument("-k", type=_integer(1, UINT32_MAX), metavar="KIB",
+    memory.add_argument("-k", type=whole_number(1, UINT32_MAX), metavar="KIB",
                         help=f"memory of N KiB (default {1 << d['log2_kib']})")
-    parser.add_argument("-p", type=_integer(1, 2**24 - 1), default=d["p"], metavar="N",
+    parser.add_argument("-p", type=whole_number(1, 2**24 - 1), default=d["p"], metavar="N",
                         help=f"parallelism, lanes and threads (default {d['p']})")
-    parser.add_argument("-l", type=_integer(0, UINT32_MAX), default=d["l"], metavar="N",
+    parser.add_argument("-l", type=whole_number(0, UINT32_MAX), default=d["l"], metavar="N",
                         help=f"hash length in bytes (default {d['l']})")
     output = parser.add_mutually_exclusive_group()
     output.add_argument("-e", action="store_true", help="print only the encoded hash")
@@ -375,15 +388,16 @@ def _verify_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]
         "verify", help="check the password on stdin against an encoded hash",
         description="Check the password read from stdin (every byte) against ENCODED. "
                     "Exit status 0: 'Verification ok'; 1: wrong password; 2: malformed hash, "
-                    "a hash over the limits, or bad input (message on stderr).")
+                    "a hash over the limits or the process's whole work-memory budget, or bad "
+                    "input (message on stderr).")
     parser.add_argument("encoded", help="a PHC string such as $argon2id$v=19$m=65536,t=3,p=4$...")
     _add_extras(parser)
     limits = parser.add_argument_group(
         "limits", "A hash asking for more than these is refused (status 2) before any work: "
                   "the costs come from ENCODED, which may not be yours.")
     for name, (flag, metavar, text) in LIMIT_FLAGS.items():
-        limits.add_argument(flag, dest=name, type=_integer(1, LIMIT_MAX.get(name, UINT32_MAX)),
-                            metavar=metavar,
+        limits.add_argument(flag, dest=name, metavar=metavar,
+                            type=whole_number(1, LIMIT_MAX.get(name, UINT32_MAX)),
                             help=f"{text} (default {getattr(DEFAULT_LIMITS, name)})")
     limits.add_argument("--no-limits", action="store_true",
                         help="no limits at all, for hashes you trust; --max-* flags given as "
@@ -410,7 +424,7 @@ def main(argv: Sequence[str] | None = None) -> int:
              "against ref, long BLAKE2b runs) and remember the outcome, as argonishche does the "
              "first time it sees a module")
     selftest_parser.set_defaults(run=_command_selftest)
-    _bench_command.add_parser(commands, _integer)
+    _bench_command.add_parser(commands)
     _tune_parser(commands)
     args = parser.parse_args(argv)
     try:

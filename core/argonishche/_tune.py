@@ -55,6 +55,9 @@ KERNEL_BUDGET_SECONDS = 5.0
 #: What RFC 9106 recommends a hash may take on a front-end server: "0.5 seconds on a 2 GHz CPU
 #: using 2 cores" (section 4, example "Frontend server authentication").
 DEFAULT_LATENCY_MS = 500.0
+#: The longest --latency: a minute per hash (RFC 9106's slowest example, disk encryption, takes
+#: 3 s); each candidate is timed as 20 or more such hashes, so a search at it takes hours.
+MAX_LATENCY_MS = 60_000.0
 SALT_LEN = 16
 MIB = 2**20
 #: A load average above this share of the CPUs makes timings unrepeatable (``bench``'s verdict).
@@ -134,18 +137,21 @@ class Budget(NamedTuple):
         return self.mib > self.process_mib
 
 
-def plan_budget(given_mib: int | None) -> Budget:
+def plan_budget(given_mib: int | None, concurrency: int = 1) -> Budget:
     """tune's budget: *given_mib* (``--memory-budget``), else the process's work-memory budget.
 
     One above the process's budget is measured with the process's raised to it for the run
-    (:func:`budget_for_run`), not refused: the question tune answers is "what could my server do
-    with this much memory", and the answer's deployment needs the variable printed with it,
-    whereas a refusal would only make the user set that variable to ask.  What the process
-    cannot have at all (:func:`argonishche._work_memory.memory_limit`: its cgroup limit,
-    physical memory or RLIMIT_AS/RLIMIT_DATA) is refused: hashes that swap or are OOM-killed
-    measure nothing a server would see.
+    (:func:`budget_for_run`) only where the search cannot use it all (each hash is at most
+    argonishche's default limit, 4 GiB): a plan of *concurrency* hashes at the most memory each
+    can have (:func:`_tune_search.most_memory`) that needs more than the process's budget is
+    refused, naming the variable that gives the process that much, since the process would start
+    them all at once.  What the process cannot have at all
+    (:func:`argonishche._work_memory.memory_limit`: its cgroup limit, physical memory or
+    RLIMIT_AS/RLIMIT_DATA) is refused too: hashes that swap or are OOM-killed measure nothing a
+    server would see.
 
-    :raises ParameterError: *given_mib* is more than the process can have.
+    :raises ParameterError: the plan needs more than the process's budget, or *given_mib* is
+        more than the process can have.
     """
     state = _work_memory.memory_budget()
     default, default_source = _work_memory.default_budget()
@@ -161,6 +167,17 @@ def plan_budget(given_mib: int | None) -> Budget:
                 f"({limit[1]}: {limit[0] // MIB:,} MiB): its hashes would swap or be killed, "
                 f"and their timings would say nothing about a server; give at most "
                 f"{limit[0] // MIB}")
+    parallelism = _tune_search.lanes_for(concurrency)
+    per_hash = memory_size(_tune_search.most_memory(mib, concurrency, parallelism), parallelism)
+    if concurrency * per_hash > state.budget:
+        plan_mib = -(-concurrency * per_hash // MIB)
+        raise ParameterError(
+            f"{source} with --concurrency {concurrency} plans {concurrency} "
+            f"{'hash' if concurrency == 1 else 'hashes'} at once of {_mib(per_hash)} each, "
+            f"{plan_mib:,} MiB in all: more than this process's work-memory budget, "
+            f"{process_mib:,} MiB ({state.source}); give at most --memory-budget {process_mib} "
+            f"(or a smaller --concurrency), or set ARGONISHCHE_MEMORY_BUDGET_MIB={plan_mib} if "
+            f"the process may have that much")
     return Budget(mib, source, given_mib is not None, process_mib, state.source, default // MIB,
                   default_source, state.wait_seconds)
 

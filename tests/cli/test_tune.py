@@ -373,7 +373,10 @@ def test_the_budget_is_the_processs_by_default_and_what_it_holds_is_said(budget,
 
 def test_a_budget_above_the_processs_is_measured_with_it_raised_and_put_back(
         monkeypatch, budget, no_kernels, capsys):
+    """Raised where the plan fits the process's budget all the same: each hash is at most the
+    default limit (here 16 MiB, standing in for 4 GiB)."""
     budget(32)
+    monkeypatch.setattr(_tune_search, "DEFAULT_LIMITS", _params.Limits(max_memory_cost=16384))
     model = Model(per_kib_pass_ms=1e-4)
     seen = []
 
@@ -392,17 +395,20 @@ def test_a_budget_above_the_processs_is_measured_with_it_raised_and_put_back(
     assert (after.budget, after.source) == (32 * MIB, "set_memory_budget(32)")
 
 
-def test_a_raised_budget_lets_real_hashes_run_that_the_processs_would_refuse(budget, no_kernels,
-                                                                           capsys):
-    budget(4)   # a 16 MiB hash is over it: MemoryBudgetError, unless raised for the run
-    status, out, err = call(capsys, "--latency", "30", "--concurrency", "1",
-                            "--memory-budget", "16", "--json")
-    assert status == 0, err
-    parameters = json.loads(out)["parameters"]
-    assert parameters["budget"]["raised"]
-    p = _tune_search.lanes_for(1)
-    assert parameters["chosen"]["memory_cost"] == _tune_search.most_memory(16, 1, p)
-    assert argonishche.memory_budget().budget == 4 * MIB
+def test_a_plan_over_the_processs_budget_is_refused_before_measuring(budget, timing, no_kernels,
+                                                                     capsys):
+    """Its hashes would all start at once: the variable that lets the process have it is said."""
+    budget(32)
+    model = timing()
+    status, out, err = call(capsys, "--latency", "100", "--concurrency", "2",
+                            "--memory-budget", "256")
+    assert status == 2 and out == "" and model.calls == []
+    assert err == ("Error: --memory-budget 256 with --concurrency 2 plans 2 hashes at once of "
+                   "128 MiB each, 256 MiB in all: more than this process's work-memory budget, "
+                   "32 MiB (set_memory_budget(32)); give at most --memory-budget 32 (or a smaller "
+                   "--concurrency), or set ARGONISHCHE_MEMORY_BUDGET_MIB=256 if the process may "
+                   "have that much\n")
+    assert argonishche.memory_budget().budget == 32 * MIB
 
 
 def test_a_budget_the_process_cannot_have_is_refused_before_measuring(monkeypatch, timing,

@@ -9,27 +9,39 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .._cli_arguments import output_file, real_number, whole_number
 from ..exceptions import ArgonishcheError
+
+if TYPE_CHECKING:
+    from .points import Point
 
 #: The optional extra that brings in matplotlib for ``bench --plot``.
 PLOT_HINT = "pip install argonishche[plot]"
 #: ``--profile``'s choices, named here so that building the parser imports no profile (the
 #: profiles module's tests check it against its PROFILES).
 PROFILE_NAMES = ("deployed",)
+#: A hot sample's most seconds: 50 times the default already averages out a scheduler's noise,
+#: and the default run (5 points x about 5 subjects x 7 repetitions) takes half an hour at it.
+MAX_BUDGET_SECONDS = 10.0
+#: The longest --pause: a VM's host takes freed memory back within seconds (docs/memory.md).
+MAX_PAUSE_SECONDS = 3600.0
+#: The most passwords --batch times: each is hashed six times at 32 MiB (about 50 ms a password
+#: on 2 cores), so this many take over an hour.  Memory does not bound it: hash_many's work
+#: memory is its 2 workers', whatever N, and N passwords and tags take a few hundred bytes each.
+MAX_BATCH = 100_000
 
 
-def seconds(text: str) -> float:
-    """A non-negative number of seconds, for argparse."""
+def argon2_point(text: str) -> Point:
+    """``TYPE,T,M,P`` as a benchmark point (:meth:`Point.parse`, which checks it), for argparse;
+    points are imported only when a ``--point`` is given."""
+    from .points import Point
+
     try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 <= value <= 3600:
-        raise argparse.ArgumentTypeError(f"expected seconds from 0 to 3600, not {text!r}")
-    return value
+        return Point.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -39,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     from .compare import compare_report, load
     from .machine import machine_description, machine_state
     from .plot import load_pyplot, plot
-    from .points import DEFAULT_POINTS, Point
+    from .points import DEFAULT_POINTS
     from .progress import Progress
     from .report import noise_report
 
@@ -49,11 +61,7 @@ def run(args: argparse.Namespace) -> int:
         except ImportError:
             print(f"argonishche bench: --plot needs matplotlib: {PLOT_HINT}", file=sys.stderr)
             return 2
-    try:
-        points = [Point.parse(p) for p in args.point] or list(DEFAULT_POINTS)
-    except ValueError as exc:
-        print(f"argonishche bench: {exc}", file=sys.stderr)
-        return 2
+    points = list(args.point) or list(DEFAULT_POINTS)  # checked as parsed (argon2_point)
     conflict = profile_conflict(args)
     if conflict:
         print(f"argonishche bench: {conflict}", file=sys.stderr)
@@ -156,13 +164,8 @@ def selection_report(results: dict[str, Any]) -> str:
         for algorithm, choice in reg.choices.items()])
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser],
-               integer: Callable[[int, int], Callable[[str], int]]) -> None:
-    """Add ``bench`` to the CLI's *commands* (its subparsers).
-
-    :param integer: the CLI's range-checked integer type, ``integer(low, high)``; passed in so
-        that this module need not import the CLI back.
-    """
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``bench`` to the CLI's *commands* (its subparsers)."""
     parser = commands.add_parser(
         "bench", help="hashes/s and cycles per block of every backend (and peers), interleaved",
         description="Time every usable backend (and peers) at Argon2 points, interleaved; "
@@ -170,7 +173,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser],
     parser.add_argument("--peers", action="store_true",
                         help="also time argon2-cffi, PyNaCl and cryptography if installed")
     parser.add_argument("--point", action="append", default=[], metavar="TYPE,T,M,P",
-                        help="an Argon2 point such as id,3,65536,4 (repeatable)")
+                        type=argon2_point,
+                        help="an Argon2 point such as id,3,65536,4 (repeatable), within "
+                             "argonishche's default Limits")
     parser.add_argument("--hot", action="store_true",
                         help="steady state, work memory reused (the default)")
     parser.add_argument("--cold", action="store_true",
@@ -181,27 +186,32 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser],
                              "Argon2id points people deploy), each timed in steady state "
                              "(default and every allocator, and the peers) and as the first "
                              "hash in a new process")
-    parser.add_argument("--pause", type=seconds, default=0.0, metavar="SECONDS",
-                        help="with --profile: sleep this long before each new process "
-                             "(default 0)")
-    parser.add_argument("--repetitions", type=integer(1, 10**6), default=7, metavar="N",
+    parser.add_argument("--pause", type=real_number("seconds", MAX_PAUSE_SECONDS, zero=True),
+                        default=0.0, metavar="SECONDS",
+                        help=f"with --profile: sleep this long before each new process "
+                             f"(default 0, at most {MAX_PAUSE_SECONDS:g})")
+    parser.add_argument("--repetitions", type=whole_number(1, 10**6), default=7, metavar="N",
                         help="interleaved repetitions per subject (default 7; a profile's "
                              "largest points take fewer)")
-    parser.add_argument("--budget", type=float, default=0.2, metavar="SECONDS",
-                        help="time per hot sample (default 0.2)")
+    parser.add_argument("--budget", type=real_number("seconds", MAX_BUDGET_SECONDS),
+                        default=0.2, metavar="SECONDS",
+                        help=f"time per hot sample, above 0 and at most {MAX_BUDGET_SECONDS:g} "
+                             f"(default 0.2)")
     parser.add_argument("--no-blake2b", action="store_true")
     parser.add_argument("--no-argon2", action="store_true")
     parser.add_argument("--memory", action="store_true",
                         help="also time every allocator with the wipe on and off")
-    parser.add_argument("--batch", type=int, default=0, metavar="N",
-                        help="also time hash_many of N passwords against one thread")
+    parser.add_argument("--batch", type=whole_number(1, MAX_BATCH), metavar="N",
+                        help=f"also time hash_many of N passwords against one thread "
+                             f"(at most {MAX_BATCH:,})")
     parser.add_argument("--startup", action="store_true",
                         help="also time a new process's import and first hash")
-    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    parser.add_argument("--json", metavar="FILE", type=output_file,
+                        help="also write the results as JSON")
     parser.add_argument("--compare", metavar="OLD.json",
                         help="also print each row's ratio to a run saved with --json, "
                              "flagging rows slower beyond the runs' noise")
-    parser.add_argument("--plot", metavar="FILE.png",
+    parser.add_argument("--plot", metavar="FILE.png", type=output_file,
                         help="also draw hashes/s against memory size per backend "
                              f"(needs matplotlib: {PLOT_HINT})")
     parser.set_defaults(run=run)

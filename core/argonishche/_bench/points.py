@@ -6,12 +6,22 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import _driver
+from .._params import Argon2Params, Limits
 
 if TYPE_CHECKING:
     from typing import Any
 
 PASSWORD = b"correct horse battery staple"
 SALT = bytes(range(16))  # 16 bytes: the only salt length libsodium accepts
+HASH_LEN = 32
+
+
+class _PointLimits(Limits):
+    """The default limits, whose messages say that bench has no flag to raise them."""
+
+    def _how_to_raise(self, **settings: int) -> str:
+        return ("not in bench, which times only points argonishche verifies by default "
+                "(docs/limits.md)")
 
 
 @dataclass(frozen=True)
@@ -29,10 +39,26 @@ class Point:
         reference ``argon2`` program prints them."""
         try:
             kind, t, m, p = (part.strip() for part in text.split(","))
-            return cls(kind.lower().removeprefix("argon2"), int(t), int(m), int(p))
+            point = cls(kind.lower().removeprefix("argon2"), int(t), int(m), int(p))
         except ValueError:
             raise ValueError(f"point {text!r}: expected TYPE,T,M_KIB,P such as id,3,65536,4") \
                 from None
+        try:
+            point.check()
+        except ValueError as exc:  # the library's ParameterError and LimitExceededError
+            raise ValueError(f"point {text!r}: {exc}") from None
+        return point
+
+    def check(self) -> None:
+        """Raise what ``argon2_hash`` raises for this point's costs, or LimitExceededError if
+        the default limits would refuse its hashes (a point of 8 GiB or 65 passes): the API's
+        own messages."""
+        Argon2Params.check(type=self.type, version=0x13, time_cost=self.time_cost,
+                           memory_cost=self.memory_cost, parallelism=self.parallelism,
+                           hash_len=HASH_LEN)
+        _PointLimits().check_hash(memory_cost=self.memory_cost, time_cost=self.time_cost,
+                                  parallelism=self.parallelism, hash_len=HASH_LEN,
+                                  salt_len=len(SALT))
 
     def __str__(self) -> str:
         return f"{self.type} t={self.time_cost} m={self.memory_cost} p={self.parallelism}"
