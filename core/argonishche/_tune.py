@@ -23,11 +23,12 @@ work memory all of them together may use:
 
 **The budget** is the process's work-memory budget (:func:`argonishche.memory_budget`) unless
 ``--memory-budget`` says otherwise, since that is what a deployed process admits its hashes
-against.  A budget larger than the process's is measured with the process's raised to it for
-the run, and said (see :func:`plan_budget` for why, and when it is refused); the output says how
-many hashes of the recommended size the budget holds at once (beyond that, hashes wait for room
-in arrival order), and prints ``ARGONISHCHE_MEMORY_BUDGET_MIB`` when argonishche's default
-budget would hold fewer than the concurrency asked for.
+against.  A plan of concurrent hashes needing more than the process's budget is refused before
+anything is measured, since they would all start at once; a larger budget whose plan fits all
+the same is measured with the process's raised to it for the run (:func:`plan_budget`).  The
+output says how many hashes of the recommended size the budget holds at once (beyond that,
+hashes wait for room in arrival order), and prints ``ARGONISHCHE_MEMORY_BUDGET_MIB`` when
+argonishche's default budget would hold fewer than the concurrency asked for.
 
 **OWASP's minimums** (:data:`OWASP_MINIMUMS`): a recommendation, or constraints, below all of
 them get a warning, with the latency or budget that would reach one, measured.  A machine busy
