@@ -132,7 +132,8 @@ def test_bench_output_files_are_checked_before_the_run(capsys, monkeypatch, trip
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e300", "60001", "-5", "0", "-0",
                                    "five"])
 def test_tune_latency(capsys, monkeypatch, tripwires, value):
-    # nan and inf were tracebacks (math.ceil of them), -5 and 0 a search that nothing can meet.
+    # Each began the kernel measurement, then a search: with nan and -5 nothing met the target
+    # (status 1), with inf t=64, the limit, did (status 0); issue 31 saw tracebacks besides.
     refused(capsys, monkeypatch, tripwires, ["tune", f"--latency={value}"],
             f"argument --latency: {LATENCY}{value!r}")
 
