@@ -165,8 +165,8 @@ def certify(entry: BackendEntry, reference: CData | None, settings: Settings | N
         if why_not:  # every process pays the child again: say so, and how much
             paid = time.perf_counter() - started
             _records.not_remembered[f"certification of {name}"] = (paid, why_not)
-            entry.validation += (f", not remembered ({why_not}): every process certifies it "
-                                 f"again ({paid:.2f} s)")
+            entry.validation += (f", not remembered: each process certifies it again "
+                                 f"({paid:.2f} s; info's Records say why)")
     else:
         entry.validation = "self-test, certified (remembered from an earlier run)"
     entry.table = table
