@@ -10,7 +10,8 @@ docs/backends.md).  So the default is to measure, once per CPU:
   registered, or cannot run here, is an error that says why and lists what is available; never a
   silent fallback.
 - ``ARGONISHCHE_SELECT=auto`` (the default): the choice remembered for this CPU and these backend
-  modules (:mod:`argonishche._selection_record`), else measure now and remember it.  Without a
+  modules (:mod:`argonishche._selection_record`), unless its choice contradicts its own times
+  (:func:`contradiction`), else measure now and remember it.  Without a
   writable cache directory the ladder decides instead: a process must not pay the measurement
   every time it starts.
 - ``ARGONISHCHE_SELECT=measure`` (and :func:`argonishche.calibrate`): measure afresh, and
