@@ -125,10 +125,10 @@ def records_lines(records: dict[str, Any]) -> list[str]:
              + (_records.shown(records["directory"]) if records["directory"] else "none")
              + (f" (from {records['source']})" if records["source"] else "")]
     if records["why_not_writable"]:
-        lines.append(f"  cannot be written: {records['why_not_writable']}; every process "
-                     f"certifies each non-built-in kernel module again, in a child interpreter "
-                     f"(set ARGONISHCHE_CACHE_DIR to a writable directory, or pre-certify: "
-                     f"docs/backends.md)")
+        lines.append(f"  cannot be written: {records['why_not_writable']}; nothing new is "
+                     f"remembered: each process certifies again, in a child interpreter, every "
+                     f"non-built-in kernel module without a record there (ARGONISHCHE_CACHE_DIR: "
+                     f"a writable directory, or one certified in advance: docs/backends.md)")
     for cost in records["not_remembered"]:
         lines.append(f"  {cost['what']}: certified in this process, not remembered, "
                      f"{cost['seconds']:.2f} s (each process pays it): {cost['why']}")
