@@ -83,14 +83,17 @@ def _command_selftest(args: argparse.Namespace) -> int:
     if args.recertify:  # no record is read: each non-built-in module is certified in a child
         _certify.ignore_records = True
         _registry.reset()
-    reg = _registry.get()
+    try:
+        reg = _registry.get()
+    finally:
+        _certify.ignore_records = False
     status, tested = 0, 0
-    if args.recertify:
-        for entry in reg.entries.values():
-            if not entry.builtin:
-                print(f"{entry.name:<10} certified again in a child interpreter: "
-                      f"{entry.validation if entry.table is not None else entry.state}"
-                      + (f" ({entry.reason})" if entry.reason else ""))
+    checked = (CERTIFICATION_FAILED, SELFTEST_FAILED, LOAD_FAILED)
+    for entry in reg.entries.values() if args.recertify else ():
+        if not entry.builtin and (entry.table is not None or entry.state in checked):
+            print(f"{entry.name:<10} certified again in a child interpreter: "
+                  f"{entry.validation if entry.table is not None else entry.state}"
+                  + (f" ({entry.reason})" if entry.reason else ""))
     if args.full:  # a third-party backend refused on a remembered failure is certified again
         from . import _backend_checks
 
