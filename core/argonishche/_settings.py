@@ -1,9 +1,9 @@
 """Every ``ARGONISHCHE_*`` environment variable argonishche reads, parsed and checked in one place.
 
 Each variable is one row of :data:`VARIABLES`: its name, what it sets, what is allowed and its
-default.  Every value is ASCII (digits, names, a path): anything else is refused.  An invalid value is
-a :class:`~argonishche.exceptions.SettingError` naming the variable, the value (its first 80
-characters) and what is allowed, raised at first use (the first hash, ``backends()``,
+default.  Every value is ASCII (digits, names, a path): anything else is refused.  An invalid
+value is a :class:`~argonishche.exceptions.SettingError` naming the variable, the value (its
+first 80 characters) and what is allowed, raised at first use (the first hash, ``backends()``,
 ``info``), never a misleading error further down.  Names that can only be checked against what
 plugins registered (a backend to force or disable, an allocator) are checked by the registry,
 with the same error type.
