@@ -9,23 +9,33 @@ entry points, Python files, and compiled kernel modules made from
 at once; :func:`install` puts a wheel into a directory of its own with ``pip install --target``,
 which a fresh interpreter then finds on PYTHONPATH like any installed distribution.
 
+:func:`run` starts a fresh interpreter with PRELUDE (warnings recorded, the reference
+implementations, ``report()``) and a probe, with the plugins' directories on PYTHONPATH and a cache
+directory of its own; :class:`Probe` is what it printed.
+
 pip runs offline: ``--no-index --no-build-isolation``, with this environment's setuptools and cffi
 (and argonishche, whose ``build`` module the projects' build scripts import).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import pytest
 
 TESTS = Path(__file__).resolve().parent
 TEMPLATE_C = TESTS / "registry" / "bad_plugins" / "trust" / "misbehaving.c"
 REF_SOURCE = TESTS.parent / "backends" / "ref.c"
+RUN_TIMEOUT = 180  # seconds for one fresh interpreter (certification included)
+USABLE = ("selected", "available")
 PIP_TIMEOUT = 300  # seconds for one pip command (several run at once on two cores)
 PARALLEL_BUILDS = 3
 
@@ -71,6 +81,37 @@ def backend_plugin(name: str, kernel_module: str, *, priority: int = 99,
             "@argonishche.hookimpl\n"
             "def argonishche_register_backends(register):\n"
             "    register(BACKEND)\n")
+
+
+#: For test files whose interpreters run without ARGONISHCHE_* settings (:func:`environment`):
+#: every tox env would repeat the same minutes of work, so they run in the envs that set none.
+WITHOUT_SETTINGS_ONLY = pytest.mark.skipif(
+    any(name.startswith("ARGONISHCHE_") for name in os.environ),
+    reason="these tests run their interpreters without ARGONISHCHE_* settings: they run in the "
+           "envs that set none (py, py312, py313)")
+
+
+def build_wheels_or_skip(plugins: dict[str, Plugin], root: Path) -> dict[str, Path]:
+    """:func:`build_wheels`, or skip the test without a C compiler or argon2-cffi (which gives
+    the right tags to compare with)."""
+    if shutil.which("cc") is None and shutil.which("gcc") is None:
+        pytest.skip("no C compiler to build the plugin wheels")
+    pytest.importorskip("argon2", reason="argon2-cffi gives the right tags to compare with")
+    return build_wheels(plugins, root)
+
+
+def kernel_plugin(key: str, *defines: str, version: str = "1.0", backend: str | None = None,
+                   entry_point: str | None = None, cpu_features: tuple[str, ...] = (),
+                   before: str = "") -> Plugin:
+    """A distribution trust-KEY whose package trust_KEY registers backend *backend* (default
+    KEY) from trust_KEY._kernels, built with *defines*, at priority 99."""
+    package = f"trust_{key}"
+    return Plugin(f"trust-{key}", package, {entry_point or backend or key: package},
+                  kernels=(Kernels("_kernels", defines, cpu_features),),
+                  files={"__init__.py": backend_plugin(backend or key, f"{package}._kernels",
+                                                       cpu_features=cpu_features,
+                                                       before=before)},
+                  version=version)
 
 
 def write_project(plugin: Plugin, directory: Path) -> Path:
@@ -215,3 +256,157 @@ def venv_install(python: Path, wheel: Path) -> None:
          "--no-cache-dir", "--disable-pip-version-check", "--quiet", wheel],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     wait(process, f"{python} -m pip install --upgrade {wheel.name}")
+
+
+# ---- fresh interpreters with plugins installed --------------------------------------------------
+
+# Run first in every probe: warnings recorded (from any thread), the reference implementations,
+# and report(), which prints what argonishche says about every backend and plugin.
+PRELUDE = '''
+import hashlib, importlib, json, os, sys, warnings
+_recording = warnings.catch_warnings(record=True)
+CAUGHT = _recording.__enter__()
+warnings.simplefilter("always")
+import argon2
+import argonishche
+
+out = {}
+MESSAGE = bytes(range(256)) * (1 << 14)  # 4 MiB
+
+
+def expected_tag(password, salt, t, m, p):
+    return argon2.low_level.hash_secret_raw(password, salt, t, m, p, 32,
+                                            argon2.low_level.Type.ID, 0x13)
+
+
+def tag(password, salt, t, m, p):
+    return argonishche.argon2_hash(password, salt, type="id", time_cost=t, memory_cost=m,
+                                   parallelism=p, hash_len=32)
+
+
+def argon2_right(m=2048, t=1, p=1):
+    password, salt = b"correct horse", b"somesalt" * 2
+    return tag(password, salt, t, m, p) == expected_tag(password, salt, t, m, p)
+
+
+def blake2b_right(size):
+    """A message of *size* bytes given to one update() of argonishche.blake2b."""
+    data = MESSAGE[:size]
+    state = argonishche.blake2b()
+    state.update(data)
+    return state.digest() == hashlib.blake2b(data).digest()
+
+
+def warnings_text(since=0):
+    return [f"{w.category.__name__}: {w.message}" for w in CAUGHT[since:]]
+
+
+def report():
+    out["backends"] = [dict(name=b.name, state=b.state, reason=b.reason,
+                            distribution=b.distribution) for b in argonishche.backends()]
+    plugins = getattr(argonishche, "plugins", None)
+    out["plugins"] = None if plugins is None else [
+        dict(name=p.name, distribution=p.distribution, state=p.state, reason=p.reason)
+        for p in plugins()]
+    out["selected"] = {}
+    for algorithm in ("argon2", "blake2b"):
+        try:
+            out["selected"][algorithm] = argonishche.selected_backend(algorithm)
+        except argonishche.ArgonishcheError as exc:
+            out["selected"][algorithm] = f"none: {exc}"
+    out["warnings"] = warnings_text()
+    print("PROBE " + json.dumps(out))
+'''
+
+
+class Probe:
+    """What one fresh interpreter printed and how it ended."""
+
+    def __init__(self, done: subprocess.CompletedProcess[str], seconds: float) -> None:
+        self.returncode, self.stdout, self.stderr = done.returncode, done.stdout, done.stderr
+        self.seconds = seconds
+        lines = [line for line in done.stdout.splitlines() if line.startswith("PROBE ")]
+        self.out: dict = json.loads(lines[-1][len("PROBE "):]) if lines else {}
+
+    def ok(self) -> dict:
+        assert self.returncode == 0, (
+            f"the interpreter exited with {self.returncode}"
+            f"{' (killed by signal %d)' % -self.returncode if self.returncode < 0 else ''}:\n"
+            f"{self.stderr[-3000:]}")
+        assert self.out, f"no report printed:\n{self.stdout[-2000:]}\n{self.stderr[-2000:]}"
+        return self.out
+
+    def backend(self, name: str) -> dict:
+        """The one record of backend *name*."""
+        records = [b for b in self.ok()["backends"] if b["name"] == name]
+        assert len(records) == 1, f"expected one backend named {name!r}: {self.out['backends']}"
+        return records[0]
+
+
+def environment(cache: Path, sites: list[Path], **variables: str) -> dict[str, str]:
+    """This environment without its ARGONISHCHE_* variables (tox's backend-X envs force one),
+    with *sites* on PYTHONPATH, *cache* as the user's cache directory, and *variables*."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARGONISHCHE_")}
+    env["PYTHONPATH"] = os.pathsep.join(
+        [*map(str, sites), *filter(None, [os.environ.get("PYTHONPATH")])])
+    env["XDG_CACHE_HOME"] = str(cache)
+    env.update(variables)
+    return env
+
+
+def run(code: str, cache: Path, sites: list[Path], *, python: str | Path = sys.executable,
+        timeout: float = RUN_TIMEOUT, **variables: str) -> Probe:
+    """Run PRELUDE and *code* in a fresh interpreter; a hang is a test failure."""
+    started = time.monotonic()
+    try:
+        done = subprocess.run([str(python), "-c", PRELUDE + textwrap.dedent(code)],
+                              capture_output=True, text=True, timeout=timeout,
+                              env=environment(cache, sites, **variables))
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"the interpreter did not finish within {timeout} s (a hang); it printed:\n"
+                    f"{exc.stderr and exc.stderr[-2000:]!s}")
+    return Probe(done, time.monotonic() - started)
+
+
+def run_command(args: list[str | Path], cache: Path, sites: list[Path], *,
+                timeout: float = RUN_TIMEOUT, **variables: str) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run(list(map(str, args)), capture_output=True, text=True,
+                              timeout=timeout, env=environment(cache, sites, **variables))
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{' '.join(map(str, args))} did not finish within {timeout} s (a hang)")
+
+
+def records(cache: Path) -> dict[Path, str]:
+    """Every record file argonishche left under *cache* and its text ({} if none)."""
+    found = {}
+    for path in sorted((cache / "argonishche").rglob("*")):
+        if path.is_file() and not path.is_symlink():
+            found[path] = path.read_text(errors="replace")
+    return found
+
+
+def certification_records(cache: Path, passed: str) -> list[Path]:
+    """The records under *cache* that say ``passed: <passed>``."""
+    return [path for path, text in records(cache).items()
+            if f"passed: {passed}" in text.splitlines()]
+
+
+# Probes: code run after PRELUDE.
+BLAKE2B_2MIB = """
+    out["blake2b_2mib_right"] = blake2b_right(2 << 20)
+    out["argon2_right"] = argon2_right()
+    report()
+"""
+
+INFO_AND_HASHES = """
+    import contextlib, io
+    from argonishche import _cli
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):
+        out["info_exit"] = _cli.main(["info", "--fast"])
+    out["info"] = text.getvalue()
+    out["blake2b_2mib_right"] = blake2b_right(2 << 20)
+    out["argon2_right"] = argon2_right()
+    report()
+"""

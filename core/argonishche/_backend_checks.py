@@ -31,7 +31,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from . import _cpu, _selftest
+from . import _cpu, _records, _selftest
 from ._warn import warn
 from ._kernel_table import (  # noqa: F401 - re-exported: the checks' public helpers
     TABLE_TYPE,
@@ -128,6 +128,7 @@ def certify(entry: BackendEntry, reference: CData | None, settings: Settings | N
         _refuse(entry, recalled.stage, recalled.failures, " (remembered from an earlier run)")
         return
     expected, seconds, verdict = None, 0.0, None
+    started = time.perf_counter()
     if recalled is not None:
         expected = recalled.code
     else:
@@ -157,9 +158,15 @@ def certify(entry: BackendEntry, reference: CData | None, settings: Settings | N
     if not _selftest_passed(entry, table):
         return
     if recalled is None:
-        if expected is not None:
-            _certify.remember(name, origin, expected, passed=True, failures=[], seconds=seconds)
         entry.validation = f"self-test, certified now in a child process ({seconds:.2f} s)"
+        why_not = ("no record without the code's identity" if expected is None else
+                   _certify.remember(name, origin, expected, passed=True, failures=[],
+                                     seconds=seconds))
+        if why_not:  # every process pays the child again: say so, and how much
+            paid = time.perf_counter() - started
+            _records.not_remembered[f"certification of {name}"] = (paid, why_not)
+            entry.validation += (f", not remembered: each process certifies it again "
+                                 f"({paid:.2f} s; info's Records say why)")
     else:
         entry.validation = "self-test, certified (remembered from an earlier run)"
     entry.table = table

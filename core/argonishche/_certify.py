@@ -466,9 +466,14 @@ class Recalled(NamedTuple):
     code: Code       # as hashed now, before the module is imported
 
 
+#: Set by ``argonishche selftest --recertify`` before the registry is built: no record is read,
+#: so every non-built-in module is certified again in a child, and its record rewritten.
+ignore_records = False
+
+
 def cache_directory() -> str | None:
-    """Where records live: ``<the user's cache directory>/argonishche/certified`` (see
-    :func:`argonishche._settings.user_cache_home`); None without one."""
+    """Where records live: ``<records home>/certified`` (see
+    :func:`argonishche._settings.records_home`); None without one."""
     return _records.directory(RECORD_KIND)
 
 
@@ -502,7 +507,7 @@ def recall(module_name: str, origin: str | None) -> Recalled | None:
 
     cpu = _cpu.identity()  # once: it takes a quarter of a millisecond
     path = record_path(module_name, origin, cpu)
-    fields = None if path is None else _records.read(path)
+    fields = None if path is None or ignore_records else _records.read(path)
     if fields is None or not _valid_fields(fields, module_name, cpu):
         return None
     files = []
@@ -531,15 +536,16 @@ def forget(module_name: str, origin: str | None) -> None:
 
 
 def remember(module_name: str, origin: str | None, code: Code, *, passed: bool,
-             failures: list[str], seconds: float, stage: str = "certification") -> None:
-    """Write the record of *code*'s outcome; one that cannot be written is not remembered."""
+             failures: list[str], seconds: float, stage: str = "certification") -> str:
+    """Write the record of *code*'s outcome: "", or why it is not remembered (no cache
+    directory, or the write failed: :data:`argonishche._records.unwritten` notes it)."""
     from . import _cpu
 
     cpu = _cpu.identity()
     path = record_path(module_name, origin, cpu)
     if path is None:
-        return
-    _records.write(path, [
+        return _records.writable_directory(RECORD_KIND)[1] or "no file to key the record on"
+    return _records.write(path, [
         ("key", code.key(cpu)), ("passed", "yes" if passed else "no"), ("stage", stage),
         ("date", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())),
         ("argonishche", __version__), ("kernel_abi", str(lib.ARGONISHCHE_KERNEL_ABI)),
@@ -572,7 +578,7 @@ def _recall_code(name: str, origin: str | None, code: Code) -> tuple[bool, list[
 
     cpu = _cpu.identity()
     path = record_path(name, origin, cpu)
-    fields = None if path is None else _records.read(path)
+    fields = None if path is None or ignore_records else _records.read(path)
     if (fields is None or not _valid_fields(fields, name, cpu)
             or fields["key"] != [code.key(cpu)]):
         return None

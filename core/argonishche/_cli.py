@@ -86,8 +86,20 @@ def _command_selftest(args: argparse.Namespace) -> int:
     a broken module, must not pass a release's smoke test)."""
     from ._discovery import CERTIFICATION_FAILED, LOAD_FAILED, SELFTEST_FAILED
 
-    reg = _registry.get()
+    if args.recertify:  # no record is read: each non-built-in module is certified in a child
+        _certify.ignore_records = True
+        _registry.reset()
+    try:
+        reg = _registry.get()
+    finally:
+        _certify.ignore_records = False
     status, tested = 0, 0
+    checked = (CERTIFICATION_FAILED, SELFTEST_FAILED, LOAD_FAILED)
+    for entry in reg.entries.values() if args.recertify else ():
+        if not entry.builtin and (entry.table is not None or entry.state in checked):
+            print(f"{entry.name:<10} certified again in a child interpreter: "
+                  f"{entry.validation if entry.table is not None else entry.state}"
+                  + (f" ({entry.reason})" if entry.reason else ""))
     if args.full:  # a third-party backend refused on a remembered failure is certified again
         from . import _backend_checks
 
@@ -423,6 +435,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="certify each usable backend's kernel module now (slower: Argon2 of several MiB "
              "against ref, long BLAKE2b runs) and remember the outcome, as argonishche does the "
              "first time it sees a module")
+    selftest_parser.add_argument(
+        "--recertify", action="store_true",
+        help="read no certification record: certify every non-built-in kernel module again in "
+             "a child interpreter, as on first sight, and rewrite its record (after restoring "
+             "a cache directory you do not fully trust, say)")
     selftest_parser.set_defaults(run=_command_selftest)
     _bench_command.add_parser(commands)
     _tune_parser(commands)

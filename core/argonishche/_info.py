@@ -78,6 +78,7 @@ def collect(*, cpuinfo: bool = True) -> dict[str, Any]:
         report["allocator_error"] = str(exc)
     # Records found but not trusted (another owner's, writable by others, not a regular file).
     report["ignored_records"] = [[path, why] for path, why in sorted(_records.ignored.items())]
+    report["records"] = records_report()
     for algorithm in _registry.ALGORITHMS:
         try:
             report["selected"][algorithm] = reg.selected_name(algorithm)
@@ -101,6 +102,39 @@ def collect(*, cpuinfo: bool = True) -> dict[str, Any]:
                 "only_in_probe": sorted(probed - flags),
             }
     return report
+
+
+def records_report() -> dict[str, Any]:
+    """Where records go, whether they can be written there, and what this process did that no
+    record will spare the next one (``info``'s "Records" lines)."""
+    from ._certify import RECORD_KIND
+    from ._selection_record import RECORD_KIND as SELECTION_KIND
+
+    home, source = _settings.records_home()
+    why_not = next(filter(None, (_records.writable_directory(kind)[1]
+                                 for kind in (RECORD_KIND, SELECTION_KIND))), "")
+    return {"directory": home, "source": source if home else "", "why_not_writable": why_not,
+            "unwritten": [[path, why] for path, why in sorted(_records.unwritten.items())],
+            "not_remembered": [{"what": what, "seconds": seconds, "why": why}
+                               for what, (seconds, why) in sorted(_records.not_remembered.items())]}
+
+
+def records_lines(records: dict[str, Any]) -> list[str]:
+    """The "Records" lines of the report."""
+    lines = ["Records (certifications, selection): "
+             + (_records.shown(records["directory"]) if records["directory"] else "none")
+             + (f" (from {records['source']})" if records["source"] else "")]
+    if records["why_not_writable"]:
+        lines.append(f"  cannot be written: {records['why_not_writable']}; nothing new is "
+                     f"remembered: each process certifies again, in a child interpreter, every "
+                     f"non-built-in kernel module without a record there (ARGONISHCHE_CACHE_DIR: "
+                     f"a writable directory, or one certified in advance: docs/backends.md)")
+    for cost in records["not_remembered"]:
+        lines.append(f"  {cost['what']}: certified in this process, not remembered, "
+                     f"{cost['seconds']:.2f} s (each process pays it): {cost['why']}")
+    lines += [f"  not written: {path}: {why}" for path, why in records["unwritten"]
+              if not any(path in cost["why"] for cost in records["not_remembered"])]
+    return lines
 
 
 def describe(choice: dict[str, Any]) -> str:
@@ -218,5 +252,7 @@ def render(report: dict[str, Any]) -> str:
                      "call passes wipe=False")
     if report["error"]:
         lines.append(f"ERROR: {report['error']}")
+    if report.get("records"):
+        lines += ["", *records_lines(report["records"])]
     lines += [f"Ignored record {path}: {why}" for path, why in report.get("ignored_records", [])]
     return "\n".join(lines)

@@ -9,7 +9,15 @@ say).  Writing creates the directory ``0700`` and the file ``0600``, and replace
 atomically, so a reader sees the old record or the new one, never half of one.
 
 A record that exists but is refused is noted in :data:`ignored` (``argonishche info`` shows
-them): someone may be planting records, or a file system may be misbehaving.
+them): someone may be planting records, or a file system may be misbehaving.  A record that
+cannot be written is noted in :data:`unwritten`, and the work it would have spared later
+processes in :data:`not_remembered`: without a writable directory every process pays it again,
+and ``info`` says how much.
+
+The directory is ``ARGONISHCHE_CACHE_DIR``, else ``<the user's cache directory>/argonishche``
+(:func:`argonishche._settings.records_home`).  A path from the environment may be anything:
+too long, 2,500 components deep (``os.makedirs`` recurses once per component), holding a NUL;
+every operation on one catches :data:`PATH_ERRORS`.
 """
 
 from __future__ import annotations
@@ -30,15 +38,34 @@ ignored: dict[str, str] = {}
 MAX_IGNORED = 32
 
 
-def _ignore(path: str, why: str) -> None:
+#: {path: why it could not be written} for records this process failed to write (at most
+#: :data:`MAX_IGNORED`).
+unwritten: dict[str, str] = {}
+#: {what: (seconds it took, why it is not remembered)}: work done in this process that a record
+#: would have spared the next one (a certification in a child interpreter, say).
+not_remembered: dict[str, tuple[float, str]] = {}
+
+#: What an operation on a path from the environment may raise: OSError (too long, not a
+#: directory...), ValueError (a NUL), RecursionError (os.makedirs on thousands of components).
+PATH_ERRORS = (OSError, ValueError, RecursionError)
+
+
+def note_ignored(path: str, why: str) -> None:
+    """Note in :data:`ignored` that the record at *path* was read but not used, and why."""
     if path in ignored or len(ignored) < MAX_IGNORED:
         ignored[path] = why
 
 
+
+def _note_unwritten(path: str, why: str) -> None:
+    if path in unwritten or len(unwritten) < MAX_IGNORED:
+        unwritten[path] = why
+
+
 def directory(kind: str) -> str | None:
-    """``<the user's cache directory>/argonishche/<kind>``; None without a cache directory."""
-    base = _settings.user_cache_home()
-    return None if base is None else os.path.join(base, "argonishche", kind)
+    """``<records_home()>/<kind>``; None without a cache directory."""
+    base, _ = _settings.records_home()
+    return None if base is None else os.path.join(base, kind)
 
 
 def _trusted(status: os.stat_result, regular: bool) -> bool:
@@ -69,18 +96,18 @@ def read(path: str) -> dict[str, list[str]] | None:
     directory = os.path.dirname(path)
     try:
         why = _why_untrusted(os.stat(directory), regular=False)
-    except (OSError, ValueError):  # ValueError: a NUL in a path from the environment
+    except PATH_ERRORS:
         return None  # no directory: no record
     if why:
-        _ignore(path, f"its directory {directory} is {why}")
+        note_ignored(path, f"its directory {directory} is {why}")
         return None
     try:
         descriptor = os.open(path, flags)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     except OSError as exc:
         if exc.errno != errno.ENOENT:  # ELOOP: a symbolic link; EACCES, ENXIO...
-            _ignore(path, "a symbolic link" if exc.errno == errno.ELOOP
+            note_ignored(path, "a symbolic link" if exc.errno == errno.ELOOP
                     else f"cannot be opened ({exc.strerror})")
         return None
     try:
@@ -89,27 +116,27 @@ def read(path: str) -> dict[str, list[str]] | None:
         if not why and status.st_size > MAX_BYTES:
             why = f"larger than {MAX_BYTES} bytes"
         if why:
-            _ignore(path, why)
+            note_ignored(path, why)
             return None
         data = os.read(descriptor, MAX_BYTES + 1)
     except OSError as exc:
-        _ignore(path, f"cannot be read ({exc.strerror})")
+        note_ignored(path, f"cannot be read ({exc.strerror})")
         return None
     finally:
         os.close(descriptor)
     if len(data) > MAX_BYTES:  # it grew since fstat
-        _ignore(path, f"larger than {MAX_BYTES} bytes")
+        note_ignored(path, f"larger than {MAX_BYTES} bytes")
         return None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        _ignore(path, "not UTF-8 text")
+        note_ignored(path, "not UTF-8 text")
         return None
     fields: dict[str, list[str]] = {}
     for line in text.splitlines():
         key, separator, value = line.partition(": ")
         if not separator:
-            _ignore(path, "a line argonishche does not write")
+            note_ignored(path, "a line argonishche does not write")
             return None  # not a line argonishche wrote: the whole record is suspect
         fields.setdefault(key, []).append(value)
     return fields
@@ -118,31 +145,43 @@ def read(path: str) -> dict[str, list[str]] | None:
 def writable_directory(kind: str) -> tuple[str | None, str]:
     """(the directory of *kind*, created if need be, "") if records can be written there, else
     (None, why not)."""
-    path = directory(kind)
-    if path is None:
-        return None, "no cache directory (neither XDG_CACHE_HOME nor a home directory is set)"
+    base, why_none = _settings.records_home()
+    if base is None:
+        return None, why_none
+    path = os.path.join(base, kind)
     try:
         os.makedirs(path, mode=0o700, exist_ok=True)
         if not _trusted(os.stat(path), regular=False):
             return None, f"{path} is not a directory of this user's that only it may write"
         if not os.access(path, os.W_OK | os.X_OK):
             return None, f"{path} is not writable"
-    except (OSError, ValueError) as exc:
-        return None, f"{path}: {getattr(exc, 'strerror', None) or exc}"
+    except PATH_ERRORS as exc:
+        return None, f"{shown(path)}: {_error(exc)}"
     return path, ""
+
+
+def shown(path: str) -> str:
+    """*path* for a message: its first and last 60 characters if it is longer than 200."""
+    return path if len(path) <= 200 else f"{path[:60]}...{path[-60:]} ({len(path)} characters)"
+
+
+def _error(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return "too many path components"
+    return str(getattr(exc, "strerror", None) or exc)
 
 
 def remove(path: str) -> None:
     """Delete the record at *path*, if there is one (never raises)."""
     try:
         os.unlink(path)
-    except (OSError, ValueError):
+    except PATH_ERRORS:
         pass
 
 
 def write(path: str, fields: list[tuple[str, str]]) -> str:
     """Write *fields* as the record at *path*, atomically, readable by its owner only: "" on
-    success, else why it was not written (never raises)."""
+    success, else why it was not written, also noted in :data:`unwritten` (never raises)."""
     text = "".join(f"{key}: {' '.join(str(value).split())}\n" for key, value in fields)
     # Unique per process and thread (two may write the same record at once; the last wins).
     temporary = f"{path}.{os.getpid()}.{_thread.get_ident()}.tmp"
@@ -153,10 +192,12 @@ def write(path: str, fields: list[tuple[str, str]]) -> str:
         with os.fdopen(descriptor, "w", encoding="utf-8") as f:
             f.write(text)
         os.replace(temporary, path)
-    except (OSError, ValueError) as exc:
+    except PATH_ERRORS as exc:
         try:
             os.unlink(temporary)
-        except (OSError, ValueError):
+        except PATH_ERRORS:
             pass
-        return f"{path}: {getattr(exc, 'strerror', None) or exc}"
+        why = f"{shown(path)}: {_error(exc)}"
+        _note_unwritten(path, why)
+        return why
     return ""

@@ -10,7 +10,8 @@ docs/backends.md).  So the default is to measure, once per CPU:
   registered, or cannot run here, is an error that says why and lists what is available; never a
   silent fallback.
 - ``ARGONISHCHE_SELECT=auto`` (the default): the choice remembered for this CPU and these backend
-  modules (:mod:`argonishche._selection_record`), else measure now and remember it.  Without a
+  modules (:mod:`argonishche._selection_record`), unless its choice contradicts its own times
+  (:func:`contradiction`), else measure now and remember it.  Without a
   writable cache directory the ladder decides instead: a process must not pay the measurement
   every time it starts.
 - ``ARGONISHCHE_SELECT=measure`` (and :func:`argonishche.calibrate`): measure afresh, and
@@ -34,7 +35,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import NamedTuple
 
-from . import _selection_record
+from . import _records, _selection_record
 from ._core import ffi, lib
 from ._discovery import (
     AVAILABLE,
@@ -184,17 +185,24 @@ def select(settings: Settings, entries: dict[str, BackendEntry], *, fresh: bool 
     if len(candidates) == 1:
         return by_priority(candidates, "the only usable backend: nothing to measure")
     key = _selection_record.key(candidates)
+    again = ""  # why a record was not obeyed, for the new choice's why
     if mode == "auto":
         remembered = _selection_record.recall(key, (e.name for e in candidates))
-        if remembered is not None:
+        wrong = "" if remembered is None else contradiction(candidates, remembered)
+        if remembered is not None and not wrong:
             return recalled(candidates, remembered)
+        if remembered is not None:  # edited, or written by another rule: its times decide
+            _records.note_ignored(remembered.path, f"its choice contradicts its own times "
+                                                   f"({wrong})")
+            again = f"; the record {remembered.path} was not used: {wrong}"
     directory, why_not = _selection_record.writable_directory()
     if directory is None and mode == "auto":
         return by_priority(candidates, f"the ladder: no measurement remembered, and none can "
                                        f"be ({why_not}); ARGONISHCHE_SELECT=measure measures "
-                                       f"in every process")
-    measurement = measure(candidates, rounds=rounds, budget=budget, step=step)
-    choices = decide(candidates, measurement)
+                                       f"in every process{again}")
+    measurement = as_recorded(measure(candidates, rounds=rounds, budget=budget, step=step))
+    choices = {a: c._replace(why=c.why + (f"; measured again{again}" if again else ""))
+               for a, c in decide(candidates, measurement).items()}
     path = ""
     if directory is not None:
         path, why_not = _selection_record.remember(
@@ -218,6 +226,27 @@ def recalled(candidates: list[BackendEntry],
                       remembered.ns_per_kib[a], remembered.noise[a], remembered.measured_at,
                       remembered.path)
             for a in ALGORITHMS}
+
+
+def contradiction(candidates: list[BackendEntry],
+                  remembered: _selection_record.Remembered) -> str:
+    """Why *remembered*'s choices are not what its own times choose under :func:`decide`'s
+    rule ("" if they are): a record is a measurement, and the choice must follow from it."""
+    decided = decide(candidates, Measurement(remembered.ns_per_kib, remembered.noise, 0, 0.0),
+                     remembered.measured_at)
+    return "; ".join(f"it chose {remembered.choices[a]} for {a}, where its times choose "
+                     f"{decided[a].backend}" for a in ALGORITHMS
+                     if decided[a].backend != remembered.choices[a])
+
+
+def as_recorded(measurement: Measurement) -> Measurement:
+    """*measurement* at the precision a record keeps (:func:`_selection_record.remember`), so
+    that the record's times choose what this process chose from them."""
+    return measurement._replace(
+        ns_per_kib={a: {name: round(ns, 2) for name, ns in by_name.items()}
+                    for a, by_name in measurement.ns_per_kib.items()},
+        noise={a: {name: round(gap, 4) for name, gap in by_name.items()}
+               for a, by_name in measurement.noise.items()})
 
 
 def by_priority(candidates: list[BackendEntry], why: str) -> dict[str, Choice]:

@@ -15,7 +15,8 @@ The file is named after a CRC-32 of the key, so that a machine with several envi
 shared home directory with several CPUs) keeps a record for each instead of measuring in turn.
 The CRC only spreads the records out; the key itself is compared whole.  A stale record costs
 nothing but a measurement: whatever it says, only backends that passed their checks in this
-process can be chosen.
+process can be chosen, and a choice its own times do not make is measured over
+(:func:`argonishche._selection.contradiction`).
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Every ``ARGONISHCHE_*`` environment variable argonishche reads, parsed and checked in one place.
 
 Each variable is one row of :data:`VARIABLES`: its name, what it sets, what is allowed and its
-default.  Every value is ASCII (digits, names): anything else is refused.  An invalid value is
-a :class:`~argonishche.exceptions.SettingError` naming the variable, the value (its first 80
-characters) and what is allowed, raised at first use (the first hash, ``backends()``,
+default.  Every value is ASCII (digits, names, a path): anything else is refused.  An invalid
+value is a :class:`~argonishche.exceptions.SettingError` naming the variable, the value (its
+first 80 characters) and what is allowed, raised at first use (the first hash, ``backends()``,
 ``info``), never a misleading error further down.  Names that can only be checked against what
 plugins registered (a backend to force or disable, an allocator) are checked by the registry,
 with the same error type.
@@ -125,6 +125,15 @@ def _budget(raw: str) -> int | None:
     return _mebibytes(raw) if raw.strip() else None
 
 
+def _cache_dir(raw: str) -> str | None:
+    path = _ascii(raw)
+    if not path:
+        return None
+    if not os.path.isabs(path):  # relative to whatever the working directory happens to be
+        raise ValueError
+    return os.path.normpath(path)
+
+
 def _cpu_features(raw: str) -> frozenset[str]:
     names = _names(raw)
     if not names <= set(_features.NAMES):
@@ -174,6 +183,9 @@ VARIABLES: tuple[Variable, ...] = (
              f"a whole number of seconds from 1 to {MAX_CERTIFY_TIMEOUT} (no unit): how long a "
              f"third-party kernel module's certification may take in its child interpreter",
              str(DEFAULT_CERTIFY_TIMEOUT)),
+    Variable("ARGONISHCHE_CACHE_DIR", "cache_dir", _cache_dir,
+             "an absolute path (ASCII): the directory argonishche keeps its certification and "
+             "selection records in, instead of <the user's cache directory>/argonishche"),
     Variable("ARGONISHCHE_REQUIRE_BACKENDS", "required_backends", _names,
              "comma-separated backend names, or all (argonishche.testing fails instead of "
              "skipping when one cannot run)"),
@@ -195,6 +207,7 @@ class Settings(NamedTuple):
     disabled_cpu_features: frozenset[str]
     required_backends: frozenset[str]
     certify_timeout: int
+    cache_dir: str | None
     #: The variables that were set (non-empty), as given: for reports.
     given: Mapping[str, str]
 
@@ -255,12 +268,36 @@ def environment_keeping(kept: tuple[str, ...], **variables: str) -> dict[str, st
 
 def user_cache_home(environ: Mapping[str, str] = os.environ) -> str | None:
     """The user's cache directory: ``$XDG_CACHE_HOME`` if absolute (as the XDG Base Directory
-    specification says), else ``~/.cache``; None without a home directory."""
+    specification says), else ``~/.cache``; None without a home directory.  An empty ``HOME``
+    or ``/`` is none: ``os.path.expanduser`` turns "" into "/", and ``/.cache`` is nobody's."""
     base = environ.get("XDG_CACHE_HOME", "")
     if os.path.isabs(base):
         return base
-    home = os.path.expanduser("~")
-    return os.path.join(home, ".cache") if os.path.isabs(home) else None
+    # As os.path.expanduser reads it (Windows: USERPROFILE), but an empty HOME stays empty.
+    home = environ["HOME"] if "HOME" in environ and os.name != "nt" else os.path.expanduser("~")
+    if not os.path.isabs(home) or not home.strip("/\\"):
+        return None
+    return os.path.join(home, ".cache")
+
+
+def records_home(environ: Mapping[str, str] = os.environ) -> tuple[str | None, str]:
+    """(the directory argonishche keeps its records in, what set it): ``ARGONISHCHE_CACHE_DIR``,
+    else ``<user_cache_home()>/argonishche``; (None, why) without one."""
+    raw = environ.get("ARGONISHCHE_CACHE_DIR", "")
+    if raw.strip():
+        try:
+            path = _cache_dir(raw) if raw.isascii() else None
+        except ValueError:
+            path = None
+        if path is None:  # parse() refuses it at first use, naming the variable
+            return None, "ARGONISHCHE_CACHE_DIR is not an absolute ASCII path"
+        return path, "ARGONISHCHE_CACHE_DIR"
+    base = user_cache_home(environ)
+    if base is None:
+        return None, ("no cache directory: ARGONISHCHE_CACHE_DIR and XDG_CACHE_HOME are not "
+                      "set, and the home directory is not set, empty or /")
+    source = "XDG_CACHE_HOME" if base == environ.get("XDG_CACHE_HOME") else "~/.cache"
+    return os.path.join(base, "argonishche"), source
 
 
 _current: Settings | None = None

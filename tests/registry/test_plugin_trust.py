@@ -16,29 +16,31 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
-import subprocess
-import sys
-import textwrap
-import time
 from pathlib import Path
 
 import pytest
 
 import plugin_wheels
-from plugin_wheels import Kernels, Plugin, backend_plugin
+from plugin_wheels import (
+    BLAKE2B_2MIB,
+    INFO_AND_HASHES,
+    USABLE,
+    Kernels,
+    Plugin,
+    backend_plugin,
+    certification_records,
+    records,
+    run,
+    run_command,
+)
+from plugin_wheels import kernel_plugin as _kernel_plugin
 from support import load_tool
 
-RUN_TIMEOUT = 180  # seconds for one fresh interpreter (certification included)
-USABLE = ("selected", "available")
 
 # The interpreters these tests start run without the ARGONISHCHE_* variables of the tox env that
 # runs them, so every env would repeat the same minutes of work: they run in the envs that set
 # none (py, py312, py313), where the wheels are built for each Python.
-pytestmark = pytest.mark.skipif(
-    any(name.startswith("ARGONISHCHE_") for name in os.environ),
-    reason="the plugin-trust tests run their interpreters without ARGONISHCHE_* settings: "
-           "they run in the envs that set none (py, py312, py313)")
+pytestmark = plugin_wheels.WITHOUT_SETTINGS_ONLY
 
 SHIM = '''\
 """The plugin's kernel module: the compiled kernels, re-exported."""
@@ -80,20 +82,6 @@ def argonishche_register_backends(register):
 '''
 
 
-def _kernel_plugin(key: str, *defines: str, version: str = "1.0", backend: str | None = None,
-                   entry_point: str | None = None, cpu_features: tuple[str, ...] = (),
-                   before: str = "") -> Plugin:
-    """A distribution trust-KEY whose package trust_KEY registers backend *backend* (default
-    KEY) from trust_KEY._kernels, built with *defines*, at priority 99."""
-    package = f"trust_{key}"
-    return Plugin(f"trust-{key}", package, {entry_point or backend or key: package},
-                  kernels=(Kernels("_kernels", defines, cpu_features),),
-                  files={"__init__.py": backend_plugin(backend or key, f"{package}._kernels",
-                                                       cpu_features=cpu_features,
-                                                       before=before)},
-                  version=version)
-
-
 def _shim(version: str, *defines: str) -> Plugin:
     return Plugin("trust-shim", "trust_shim", {"shim": "trust_shim"}, version=version,
                   kernels=(Kernels("_kernels_impl", defines),),
@@ -127,138 +115,6 @@ PLUGINS = {
     "squatter": _kernel_plugin("squatter", backend="scalar2", entry_point="a_scalar2"),
 }
 
-# Run first in every probe: warnings recorded (from any thread), the reference implementations,
-# and report(), which prints what argonishche says about every backend and plugin.
-PRELUDE = '''
-import hashlib, importlib, json, os, sys, warnings
-_recording = warnings.catch_warnings(record=True)
-CAUGHT = _recording.__enter__()
-warnings.simplefilter("always")
-import argon2
-import argonishche
-
-out = {}
-MESSAGE = bytes(range(256)) * (1 << 14)  # 4 MiB
-
-
-def expected_tag(password, salt, t, m, p):
-    return argon2.low_level.hash_secret_raw(password, salt, t, m, p, 32,
-                                            argon2.low_level.Type.ID, 0x13)
-
-
-def tag(password, salt, t, m, p):
-    return argonishche.argon2_hash(password, salt, type="id", time_cost=t, memory_cost=m,
-                                   parallelism=p, hash_len=32)
-
-
-def argon2_right(m=2048, t=1, p=1):
-    password, salt = b"correct horse", b"somesalt" * 2
-    return tag(password, salt, t, m, p) == expected_tag(password, salt, t, m, p)
-
-
-def blake2b_right(size):
-    """A message of *size* bytes given to one update() of argonishche.blake2b."""
-    data = MESSAGE[:size]
-    state = argonishche.blake2b()
-    state.update(data)
-    return state.digest() == hashlib.blake2b(data).digest()
-
-
-def warnings_text(since=0):
-    return [f"{w.category.__name__}: {w.message}" for w in CAUGHT[since:]]
-
-
-def report():
-    out["backends"] = [dict(name=b.name, state=b.state, reason=b.reason,
-                            distribution=b.distribution) for b in argonishche.backends()]
-    plugins = getattr(argonishche, "plugins", None)
-    out["plugins"] = None if plugins is None else [
-        dict(name=p.name, distribution=p.distribution, state=p.state, reason=p.reason)
-        for p in plugins()]
-    out["selected"] = {}
-    for algorithm in ("argon2", "blake2b"):
-        try:
-            out["selected"][algorithm] = argonishche.selected_backend(algorithm)
-        except argonishche.ArgonishcheError as exc:
-            out["selected"][algorithm] = f"none: {exc}"
-    out["warnings"] = warnings_text()
-    print("PROBE " + json.dumps(out))
-'''
-
-
-class Probe:
-    """What one fresh interpreter printed and how it ended."""
-
-    def __init__(self, done: subprocess.CompletedProcess[str], seconds: float) -> None:
-        self.returncode, self.stdout, self.stderr = done.returncode, done.stdout, done.stderr
-        self.seconds = seconds
-        lines = [line for line in done.stdout.splitlines() if line.startswith("PROBE ")]
-        self.out: dict = json.loads(lines[-1][len("PROBE "):]) if lines else {}
-
-    def ok(self) -> dict:
-        assert self.returncode == 0, (
-            f"the interpreter exited with {self.returncode}"
-            f"{' (killed by signal %d)' % -self.returncode if self.returncode < 0 else ''}:\n"
-            f"{self.stderr[-3000:]}")
-        assert self.out, f"no report printed:\n{self.stdout[-2000:]}\n{self.stderr[-2000:]}"
-        return self.out
-
-    def backend(self, name: str) -> dict:
-        """The one record of backend *name*."""
-        records = [b for b in self.ok()["backends"] if b["name"] == name]
-        assert len(records) == 1, f"expected one backend named {name!r}: {self.out['backends']}"
-        return records[0]
-
-
-def environment(cache: Path, sites: list[Path], **variables: str) -> dict[str, str]:
-    """This environment without its ARGONISHCHE_* variables (tox's backend-X envs force one),
-    with *sites* on PYTHONPATH, *cache* as the user's cache directory, and *variables*."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ARGONISHCHE_")}
-    env["PYTHONPATH"] = os.pathsep.join(
-        [*map(str, sites), *filter(None, [os.environ.get("PYTHONPATH")])])
-    env["XDG_CACHE_HOME"] = str(cache)
-    env.update(variables)
-    return env
-
-
-def run(code: str, cache: Path, sites: list[Path], *, python: str | Path = sys.executable,
-        timeout: float = RUN_TIMEOUT, **variables: str) -> Probe:
-    """Run PRELUDE and *code* in a fresh interpreter; a hang is a test failure."""
-    started = time.monotonic()
-    try:
-        done = subprocess.run([str(python), "-c", PRELUDE + textwrap.dedent(code)],
-                              capture_output=True, text=True, timeout=timeout,
-                              env=environment(cache, sites, **variables))
-    except subprocess.TimeoutExpired as exc:
-        pytest.fail(f"the interpreter did not finish within {timeout} s (a hang); it printed:\n"
-                    f"{exc.stderr and exc.stderr[-2000:]!s}")
-    return Probe(done, time.monotonic() - started)
-
-
-def run_command(args: list[str | Path], cache: Path, sites: list[Path], *,
-                timeout: float = RUN_TIMEOUT, **variables: str) -> subprocess.CompletedProcess:
-    try:
-        return subprocess.run(list(map(str, args)), capture_output=True, text=True,
-                              timeout=timeout, env=environment(cache, sites, **variables))
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"{' '.join(map(str, args))} did not finish within {timeout} s (a hang)")
-
-
-def records(cache: Path) -> dict[Path, str]:
-    """Every record file argonishche left under *cache* and its text ({} if none)."""
-    found = {}
-    for path in sorted((cache / "argonishche").rglob("*")):
-        if path.is_file() and not path.is_symlink():
-            found[path] = path.read_text(errors="replace")
-    return found
-
-
-def certification_records(cache: Path, passed: str) -> list[Path]:
-    """The records under *cache* that say ``passed: <passed>``."""
-    return [path for path, text in records(cache).items()
-            if f"passed: {passed}" in text.splitlines()]
-
-
 def mentions_a_failure_remembered(reason: str) -> bool:
     return any(word in reason.lower() for word in ("record", "remember", "witness",
                                                     "quarantin", "disagree"))
@@ -270,10 +126,7 @@ def mentions_a_failure_remembered(reason: str) -> bool:
 @pytest.fixture(scope="session")
 def wheels(tmp_path_factory) -> dict[str, Path]:
     """Every plugin of PLUGINS built into a wheel, once per session."""
-    if shutil.which("cc") is None and shutil.which("gcc") is None:
-        pytest.skip("no C compiler to build the plugin wheels")
-    pytest.importorskip("argon2", reason="argon2-cffi gives the right tags to compare with")
-    return plugin_wheels.build_wheels(PLUGINS, tmp_path_factory.mktemp("plugin_wheels"))
+    return plugin_wheels.build_wheels_or_skip(PLUGINS, tmp_path_factory.mktemp("plugin_wheels"))
 
 
 @pytest.fixture(scope="session")
@@ -433,13 +286,6 @@ def test_an_f_wrong_for_one_run_of_32000_blocks_never_gets_such_a_run(installed,
 
 # ---- 4., 5. records keyed on the code that runs -------------------------------------------------
 
-BLAKE2B_2MIB = """
-    out["blake2b_2mib_right"] = blake2b_right(2 << 20)
-    out["argon2_right"] = argon2_right()
-    report()
-"""
-
-
 def test_a_shim_module_upgrade_with_new_compiled_code_is_certified_again(wheels, tmp_path, cache):
     python = plugin_wheels.make_venv(tmp_path / "venv")
     plugin_wheels.venv_install(python, wheels["shim_v1"])
@@ -483,19 +329,6 @@ def test_a_kernel_file_swapped_during_start_up_is_not_recorded_as_passed(
 
 
 # ---- 6. the record files ------------------------------------------------------------------------
-
-INFO_AND_HASHES = """
-    import contextlib, io
-    from argonishche import _cli
-    text = io.StringIO()
-    with contextlib.redirect_stdout(text):
-        out["info_exit"] = _cli.main(["info", "--fast"])
-    out["info"] = text.getvalue()
-    out["blake2b_2mib_right"] = blake2b_right(2 << 20)
-    out["argon2_right"] = argon2_right()
-    report()
-"""
-
 
 def _forge(record: Path, how: str) -> None:
     """Make the failed certification *record* say it passed, then loosen its file's or its
