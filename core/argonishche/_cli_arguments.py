@@ -1,5 +1,7 @@
-"""The command line's argument types: each flag's value checked by argparse as it is parsed, so a
-bad one is a usage error (status 2, argparse's message on stderr) before anything runs.
+"""The command line's argument types, and its way of failing.
+
+Each flag's value is checked by argparse as it is parsed, so a bad one is a usage error (status 2,
+argparse's message on stderr) before anything runs.
 
 Written once for every subcommand: ``float()`` alone takes ``nan``, ``inf`` and ``1e300``, and
 ``int()`` any size, and such values made tracebacks, endless runs or negative rates.
@@ -10,7 +12,15 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import sys
 from collections.abc import Callable
+
+
+def fail(message: str, status: int) -> int:
+    """Say *message* on stderr in the reference ``argon2`` program's wording for every failure
+    ("Error: <message>"), and return the exit *status*."""
+    print(f"Error: {message}", file=sys.stderr)
+    return status
 
 
 def whole_number(low: int, high: int) -> Callable[[str], int]:

@@ -27,8 +27,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("_batch", "testing"),
     ("_password_hasher",),
     ("__init__",),
-    ("_bench", "_tune_search", "_tune", "_cli_arguments", "_cli", "__main__", "argon2_cffi",
-     "contrib"),
+    ("_bench", "_tune_search", "_tune", "_cli_arguments", "_tune_command", "_cli", "__main__",
+     "argon2_cffi", "contrib"),
 )
 #: The package's compiled modules (no .py file to find them by); they import none of its modules.
 COMPILED = ("_core", "_blake2b_type")
