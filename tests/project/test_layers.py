@@ -18,7 +18,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("_version", "exceptions", "_features", "build", "vectors", "_core", "_warn", "_pool",
      "_async", "_blake2b_type"),
     ("_settings", "_work_memory", "hookspecs", "_entry_points", "_params", "_phc", "_driver",
-     "_hash_parameters"),
+     "_hash_parameters", "_backend_declarations"),
     ("_cpu", "_kernel_table", "_records", "_selftest", "_certify_blake2b", "_certify",
      "_certify_child", "_allocators"),
     ("_discovery", "_backend_checks", "_selection_record", "_selection"),
