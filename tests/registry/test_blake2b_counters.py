@@ -123,7 +123,7 @@ def test_a_wrong_h_or_a_wrong_counter_out_are_both_failures(ref):
 
 # ---- real wheels, installed with pip, in a fresh interpreter ---------------------------------
 
-pytestmark_wheels = pytest.mark.skipif(
+without_argonishche_settings = pytest.mark.skipif(
     any(name.startswith("ARGONISHCHE_") for name in os.environ),
     reason="the interpreters run without ARGONISHCHE_* settings: they run in the envs that set "
            "none (py, py312, py313)")
@@ -178,7 +178,7 @@ def probe(tmp_path_factory):
     return found
 
 
-@pytestmark_wheels
+@without_argonishche_settings
 @pytest.mark.parametrize(("key", "named"), [
     ("past4m", VARIANTS["past 4 MiB"][1]), ("highword", VARIANTS["high word set"][1]),
     ("lastnode4m", VARIANTS["f1 past 4 MiB"][1])])
