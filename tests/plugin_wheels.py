@@ -52,7 +52,8 @@ class Kernels:
 @dataclass(frozen=True)
 class Plugin:
     """A plugin distribution: *files* ({path in the package: text}) and *kernels*, and entry
-    points {name: "module[:attribute]"} in the ``argonishche`` group."""
+    points {name: "module[:attribute]"} in the ``argonishche`` group, and *declarations* in the
+    ``argonishche.backends`` group ({backend name: the plugin's entry point's value})."""
 
     distribution: str
     package: str
@@ -60,6 +61,7 @@ class Plugin:
     kernels: tuple[Kernels, ...] = ()
     files: dict[str, str] = field(default_factory=dict)
     version: str = "1.0"
+    declarations: dict[str, str] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -119,6 +121,9 @@ def write_project(plugin: Plugin, directory: Path) -> Path:
     directory.mkdir(parents=True)
     entry_points = "\n".join(f"{name} = {value!r}".replace("'", '"')
                              for name, value in plugin.entry_points.items())
+    if plugin.declarations:
+        entry_points += '\n\n[project.entry-points."argonishche.backends"]\n' + "\n".join(
+            f"{name} = {value!r}".replace("'", '"') for name, value in plugin.declarations.items())
     (directory / "pyproject.toml").write_text(textwrap.dedent(f"""\
         [build-system]
         requires = ["setuptools", "cffi"]

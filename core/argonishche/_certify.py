@@ -13,13 +13,15 @@ quick checks cannot afford to reach:
   their neighbours, up to the lane's far end: kernels that go wrong beyond some distance, or only
   within a window of distances.  The buffer is one sparse mapping of the lane's size, of which
   only the pages of the blocks placed are touched (about 2 MiB);
-* BLAKE2b against hashlib: runs of 0 to 70 blocks and of 8,191 to 24,577 blocks, and 3 MiB
-  messages in one update and in uneven pieces, keyed, salted and personalised, and as a tree's
-  last node (every parameter-block field, F's f1 word): kernels with their own path for long runs
-  (one was wrong for a run of more than 8,192 blocks, which only a message over 1 MiB makes).
-  F is never called with more than 16384 blocks (ARGONISHCHE_BLAKE2B_MAX_RUN, 2 MiB): the core
-  splits a longer run, and the runs checked include exactly that many and one more, so no input
-  makes a longer run than certification checked;
+* BLAKE2b (:mod:`argonishche._certify_blake2b`) against hashlib: runs of 0 to 70 blocks and of
+  8,191 to 24,577 blocks, and 3 MiB messages, keyed, salted, personalised and as a tree's last
+  node: kernels with their own path for long runs (one was wrong for a run of more than 8,192
+  blocks, which only a message over 1 MiB makes).  F is never called with more than 16384
+  blocks (ARGONISHCHE_BLAKE2B_MAX_RUN, 2 MiB): the core splits a longer run, and the runs
+  checked include exactly that many and one more, so no input makes a longer run than
+  certification checked.  And F called directly against ref's with the byte counter just below
+  every carry of both its words (4 MiB, 2^32 bytes, t0's wrap into t1, ...), in runs and in
+  last blocks with f0 and f1: kernels wrong only past some counter (one was wrong past 4 MiB);
 * Argon2 against ref's kernels through the driver, every type and version, 1 to 4 lanes on as many
   threads, 1 to 4 MiB: G on the references real hashes make, far ones included, and kernels that
   are not safe to call from several threads at once;
@@ -41,7 +43,11 @@ import time
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, NamedTuple
 
-from . import _driver, _records, _selftest
+from . import _certify_blake2b, _driver, _records, _selftest
+# Re-exported: the runs and the message checks were defined here before they had a module.
+from ._certify_blake2b import BLAKE2B_MAX_RUN as BLAKE2B_MAX_RUN
+from ._certify_blake2b import BLAKE2B_RUNS as BLAKE2B_RUNS
+from ._certify_blake2b import blake2b_failures as blake2b_failures
 from ._core import ffi, lib
 from ._version import __version__
 from .exceptions import ArgonishcheError
@@ -86,15 +92,6 @@ def full_distances() -> tuple[tuple[int, ...], tuple[int, ...]]:
     lane = largest_lane()
     return tuple(_far_distances(lane - 2)), tuple(_far_distances(lane - 1))
 
-
-#: Runs of blocks the core passes to F in one call: short ones, around the 8,192 beyond which a
-#: kernel failed (a message of more than 1 MiB), and the longest the core ever passes,
-#: ARGONISHCHE_BLAKE2B_MAX_RUN (a longer run is split: F is never called with more than that
-#: many blocks), and one more, which the core splits into that and 1.
-BLAKE2B_MAX_RUN = int(lib.ARGONISHCHE_BLAKE2B_MAX_RUN)
-BLAKE2B_RUNS = tuple(range(0, 71)) + (127, 128, 129, 1023, 1024, 1025, 8191, 8192, 8193,
-                                      BLAKE2B_MAX_RUN - 1, BLAKE2B_MAX_RUN, BLAKE2B_MAX_RUN + 1,
-                                      24577)
 
 #: Argon2 shapes (memory_cost KiB, time_cost, lanes) compared with ref, for every type and version.
 ARGON2_SHAPES = ((4096, 1, 1), (2048, 2, 2), (1024, 3, 4))
@@ -182,51 +179,6 @@ def argon2_failures(table: CData, reference: CData) -> list[str]:
     return failures
 
 
-@functools.lru_cache(maxsize=1)
-def _message() -> bytes:
-    import random
-
-    return random.Random(7693).randbytes(128 * (max(BLAKE2B_RUNS) + 1) + 1)
-
-
-def blake2b_failures(table: CData) -> list[str]:
-    """BLAKE2b through *table*'s F against hashlib: every run of BLAKE2B_RUNS in one call, and
-    the whole message keyed, salted and personalised, in one update and in uneven pieces."""
-    import hashlib
-
-    message, wrong = _message(), []
-    for blocks in BLAKE2B_RUNS:
-        data = message[:128 * (blocks + 1) + 1]
-        state = _driver.new_blake2b_state(table, 64, b"", b"", b"")
-        _driver.blake2b_update(state, data)
-        if _driver.blake2b_digest(state) != hashlib.blake2b(data).digest():
-            wrong.append(blocks)
-    failures = _selftest.runs_line(wrong, len(BLAKE2B_RUNS))
-    digest_size, key, salt, person = 48, bytes(range(64)), b"certified salt!!", b"argonishche cert"
-    expected = hashlib.blake2b(message, digest_size=digest_size, key=key, salt=salt,
-                               person=person).digest()
-    for pieces in ((len(message),), (1, 2**20 + 1, 2**20 + 78, 2**21 - 1, len(message))):
-        state = _driver.new_blake2b_state(table, digest_size, key, salt, person)
-        start = 0
-        for end in pieces:
-            _driver.blake2b_update(state, message[start:end])
-            start = end
-        if _driver.blake2b_digest(state) != expected:
-            failures.append(f"keyed BLAKE2b of {len(message)} bytes in updates ending at "
-                            f"{', '.join(map(str, pieces))}")
-    # A tree node: every parameter-block field and the last-node flag (f1) after a long run.
-    tree = {"fanout": 4, "depth": 2, "leaf_size": 2**22, "node_offset": 2**63 + 3,
-            "node_depth": 1, "inner_size": 64, "last_node": True}
-    state = _driver.new_blake2b_state(table, 64, key, salt, person, tree=tree)
-    _driver.blake2b_update(state, message)
-    expected = hashlib.blake2b(message, key=key, salt=salt, person=person, fanout=4, depth=2,
-                               leaf_size=2**22, node_offset=2**63 + 3, node_depth=1,
-                               inner_size=64, last_node=True).digest()
-    if _driver.blake2b_digest(state) != expected:
-        failures.append(f"BLAKE2b tree node (last node) of {len(message)} bytes")
-    return failures
-
-
 def failures(table: CData, reference: CData | None = None) -> list[str]:
     """Every check of the certification on *table*, uncached; one line per failure.
 
@@ -235,7 +187,7 @@ def failures(table: CData, reference: CData | None = None) -> list[str]:
     reference = reference_table() if reference is None else reference
     return (_selftest.run(table, full=True)
             + _selftest.placement_failures(table, full_placements(), raise_if_unmapped=True)
-            + blake2b_failures(table) + argon2_failures(table, reference))
+            + _certify_blake2b.failures(table, reference) + argon2_failures(table, reference))
 
 
 # ---- the code that runs -----------------------------------------------------------------------

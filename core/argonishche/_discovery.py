@@ -10,10 +10,11 @@
    directly, with a RuntimeWarning saying so.
 2. The other ``argonishche`` entry points are walked in name order.  One named in
    ``ARGONISHCHE_DISABLE_BACKENDS``, by its entry-point name (by convention a backend plugin's is
-   its backend's name) or by its distribution's name, is blocked *before* it is imported.  A
-   plugin that fails to import, fails pluggy's validation or raises in a hook is recorded with
-   its distribution and a RuntimeWarning, and the others carry on: a broken wheel must not take
-   the library down.
+   its backend's name) or by its distribution's name, is blocked *before* it is imported; so is
+   one all of whose declared backends are named (:mod:`argonishche._backend_declarations`), and
+   those are listed as ``blocked``.  A plugin that fails to import, fails pluggy's validation or
+   raises in a hook is recorded with its distribution and a RuntimeWarning, and the others carry
+   on: a broken wheel must not take the library down.
 3. Each backend a plugin registers becomes a :class:`BackendEntry`; one named in
    ``ARGONISHCHE_DISABLE_BACKENDS`` is kept as ``blocked`` and its kernels are never imported.
    A backend name registered by two distributions is a ``name-conflict``: both are refused,
@@ -42,7 +43,7 @@ from typing import Any
 
 import pluggy
 
-from . import _allocators, hookspecs
+from . import _allocators, _backend_declarations, hookspecs
 from ._settings import Settings
 from ._version import __version__
 from ._warn import warn
@@ -151,6 +152,8 @@ class Discovered:
         self.conflicts: set[str] = set()
         self.manager = pluggy.PluginManager(PROJECT_NAME)
         self.manager.add_hookspecs(hookspecs)
+        #: id(entry point) -> the backend names its distribution declares for it.
+        self.declared: dict[int, frozenset[str]] = {}
 
 
 def distribution_label(entry_point: Any) -> str:
@@ -172,9 +175,11 @@ def _own_label(dist: str) -> bool:
 
 
 def discover(settings: Settings, entry_points: Iterable[Any],
-             plugin_code: PluginCode = run_here) -> Discovered:
-    """Walk *entry_points* (argonishche's own among them) under *settings*; see the module
-    docstring."""
+             plugin_code: PluginCode = run_here,
+             declarations: Iterable[Any] = ()) -> Discovered:
+    """Walk *entry_points* (argonishche's own among them) under *settings*, with the backends
+    their distributions declare (*declarations*, see :mod:`argonishche._backend_declarations`);
+    see the module docstring."""
     found = Discovered()
     own = f"{BUILTIN_DISTRIBUTION} {__version__}"
     _collect(found, BUILTIN_ALLOCATORS, own, _allocators.plugin, settings)
@@ -183,15 +188,25 @@ def discover(settings: Settings, entry_points: Iterable[Any],
         found, own, [ep for ep in entry_points if _is_own(ep)], settings)
     disabled = {_normalized(name) for name in settings.disabled_backends}
     third_party = [ep for ep in entry_points if not _is_own(ep)]
+    found.declared = _backend_declarations.match(third_party, declarations)
+    blocked_unimported: list[BackendEntry] = []
     for ep in third_party:
         dist = distribution_label(ep)
-        if ep.name.lower() in found.reserved:
-            _fail(found, ep.name, dist, f"not loaded: the name {ep.name!r} belongs to a built-in "
-                                        f"backend of {BUILTIN_DISTRIBUTION}, which a plugin may "
-                                        f"not replace")
+        declared = found.declared.get(id(ep))
+        taken = (f"not loaded: the name {ep.name!r} belongs to a built-in backend of "
+                 f"{BUILTIN_DISTRIBUTION}, which a plugin may not replace"
+                 if ep.name.lower() in found.reserved
+                 else _backend_declarations.reserved_reason(declared, found.reserved))
+        if taken:
+            _fail(found, ep.name, dist, taken)
             continue
-        if {_normalized(ep.name), _normalized(getattr(ep.dist, "name", ""))} & disabled:
-            _record(found, ep.name, dist, PLUGIN_BLOCKED, "blocked by ARGONISHCHE_DISABLE_BACKENDS")
+        if _backend_declarations.all_blocked(declared, disabled) or (
+                {_normalized(ep.name), _normalized(getattr(ep.dist, "name", ""))} & disabled):
+            _record(found, ep.name, dist, PLUGIN_BLOCKED, "blocked by ARGONISHCHE_DISABLE_BACKENDS"
+                    + _backend_declarations.not_imported(declared))
+            blocked_unimported += [
+                BackendEntry(backend, dist, BLOCKED, reason, plugin=ep.name)
+                for backend, reason in _backend_declarations.placeholders(declared, ep.name)]
             continue
         if settings.backend in builtin_names:
             found.deferred.append(ep)
@@ -201,6 +216,9 @@ def discover(settings: Settings, entry_points: Iterable[Any],
             continue
         _run_plugin(found, ep, dist, settings, plugin_code)
     _settle_conflicts(found)
+    # Listed after the rest: a backend nobody imported takes part in no name conflict.
+    for entry in blocked_unimported:
+        found.backends.setdefault(entry.name, entry)
     known = {e.name for e in found.backends.values()} | {ep.name.lower() for ep in third_party} | {
         _normalized(getattr(ep.dist, "name", "")) for ep in third_party}
     _warn_unknown("ARGONISHCHE_DISABLE_BACKENDS", settings.disabled_backends, known,
@@ -227,7 +245,7 @@ def _load(found: Discovered, ep: Any, dist: str, settings: Settings) -> None:
             manager.unregister(name=pluggy_name)
         _fail(found, ep.name, dist, f"failed to load: {exc!r}")
         return
-    _collect(found, ep.name, dist, plugin, settings)
+    _collect(found, ep.name, dist, plugin, settings, found.declared.get(id(ep)))
 
 
 def _run_plugin(found: Discovered, ep: Any, dist: str, settings: Settings,
@@ -297,8 +315,9 @@ class _DirectEntryPoint:
 
 
 def _collect(found: Discovered, plugin_name: str, dist: str, plugin: Any,
-             settings: Settings) -> None:
-    """Call this plugin's hooks one at a time, so that one failing hook costs only itself."""
+             settings: Settings, declared: frozenset[str] | None = None) -> None:
+    """Call this plugin's hooks one at a time (one failing costs only itself); refuse a
+    backend it registers outside what its distribution *declared*."""
     manager = found.manager
     if not manager.is_registered(plugin):
         manager.register(plugin, name=f"{plugin_name} from {dist}")
@@ -325,19 +344,22 @@ def _collect(found: Discovered, plugin_name: str, dist: str, plugin: Any,
                 failed = True
                 continue
             for item in registered:
-                problem = accept(found, item, dist, plugin_name, settings)
+                problem = (_backend_declarations.undeclared_reason(item.name, declared, dist)
+                           if kind is Backend else "") or accept(found, item, dist,
+                                                                 plugin_name, settings)
                 if problem:
                     _fail(found, plugin_name, dist, problem)
                     failed = True
                 elif kind is Backend:
                     backend_names.append(item.name)
-    if backend_names and plugin_name.lower() not in backend_names:
+    if backend_names and declared is None and plugin_name.lower() not in backend_names:
         # ARGONISHCHE_DISABLE_BACKENDS=<backend> can then block only the backend, after the
         # plugin was imported: say how to let users block it before.
         warn(f"argonishche: plugin {plugin_name!r} from {dist} registers backend(s) "
-             f"{', '.join(backend_names)} under another name: name its entry point "
-             f"{backend_names[0]!r}, so that ARGONISHCHE_DISABLE_BACKENDS={backend_names[0]} "
-             f"keeps it from being imported")
+             f"{', '.join(backend_names)} under another name: declare them in its "
+             f"distribution's {_backend_declarations.DECLARATIONS} entry points (or name its "
+             f"entry point {backend_names[0]!r}), so that ARGONISHCHE_DISABLE_BACKENDS="
+             f"{backend_names[0]} keeps it from being imported")
     if not failed:
         _record(found, plugin_name, dist, PLUGIN_LOADED)
 

@@ -60,7 +60,14 @@ def _section(text: str, group: str) -> Iterator[tuple[str, str]]:
 
 def entry_points(group: str, path: list[str] | None = None) -> list[EntryPoint]:
     """Entry points of *group* from the distributions installed on *path* (sys.path)."""
-    found: list[EntryPoint] = []
+    return entry_point_groups((group,), path)[group]
+
+
+def entry_point_groups(groups: tuple[str, ...],
+                       path: list[str] | None = None) -> dict[str, list[EntryPoint]]:
+    """Entry points of each of *groups* from the distributions installed on *path* (sys.path),
+    each distribution's file read once."""
+    found: dict[str, list[EntryPoint]] = {group: [] for group in groups}
     seen: set[str] = set()
     for directory in sys.path if path is None else path:
         try:
@@ -81,5 +88,7 @@ def entry_points(group: str, path: list[str] | None = None) -> list[EntryPoint]:
                     text = f.read()
             except OSError:
                 continue
-            found.extend(EntryPoint(name, value, dist) for name, value in _section(text, group))
+            for group in groups:
+                found[group].extend(EntryPoint(name, value, dist)
+                                    for name, value in _section(text, group))
     return found

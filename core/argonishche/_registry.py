@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import _backend_checks, _selection, _settings, _warn, _work_memory
+from ._backend_declarations import DECLARATIONS
 from ._discovery import (
     AVAILABLE,
     LOAD_FAILED,
@@ -60,7 +61,7 @@ from ._discovery import (
     load_deferred,
     run_here,
 )
-from ._entry_points import entry_points
+from ._entry_points import entry_point_groups
 from .exceptions import ArgonishcheError, BackendError, ParameterTypeError, SettingError, echo
 from .hookspecs import PROJECT_NAME, Allocator
 
@@ -99,9 +100,12 @@ class Registry:
 
     def __init__(self, environ: Mapping[str, str] | None = None,
                  plugin_entry_points: Iterable[Any] | None = None, *,
-                 plugin_code: PluginCode = run_here, provisional: bool = False) -> None:
+                 plugin_code: PluginCode = run_here, provisional: bool = False,
+                 backend_declarations: Iterable[Any] = ()) -> None:
         """:param environ: the variables to read (default: this process's, parsed once).
         :param plugin_entry_points: the entry points to walk (default: the installed ones).
+        :param backend_declarations: the entry points declaring their backends (group
+            ``argonishche.backends``; the installed ones when *plugin_entry_points* is not given).
         :param plugin_code: the context every run of plugin code is made in (a plugin's import
             and hooks; a third-party kernel module's import, self-test and certification); it
             may refuse to run it.  The process registry's releases its lock (module docstring).
@@ -111,10 +115,13 @@ class Registry:
         :raises SettingError: a variable has a value that is not allowed."""
         self.settings = _settings.current() if environ is None else _settings.parse(environ)
         if plugin_entry_points is None:
-            plugin_entry_points = entry_points(group=PROJECT_NAME)
+            installed = entry_point_groups((PROJECT_NAME, DECLARATIONS))
+            plugin_entry_points, backend_declarations = installed[PROJECT_NAME], installed[
+                DECLARATIONS]
         self.provisional = provisional
         self._plugin_code = plugin_code
-        self._found = found = discover(self.settings, plugin_entry_points, plugin_code)
+        self._found = found = discover(self.settings, plugin_entry_points, plugin_code,
+                                       backend_declarations)
         self.entries: dict[str, BackendEntry] = found.backends
         self.allocators: dict[str, tuple[Allocator, str]] = found.allocators
         self.plugins: list[PluginInfo] = found.plugins

@@ -15,7 +15,10 @@ third-party backend hashes Argon2 (``ARGONISHCHE_WITNESS=on``, the default):
   plugin and its distribution.
 
 The built-ins and this repository's own plugin wheels (``_discovery.FIRST_PARTY``) are never
-witnessed.  BLAKE2b has nothing to compare with cheaply: certification guards it.
+witnessed.  BLAKE2b is not: recomputing a digest costs as much as computing it, which takes
+away the third-party kernel's only point, speed.  Certification guards it instead, over every
+run length the core passes F and F's counter at every carry of both its words, with its flags
+(:mod:`argonishche._certify_blake2b`), so no message reaches a counter or run it did not check.
 """
 
 from __future__ import annotations

@@ -7,6 +7,18 @@ one entry point per plugin::
     [project.entry-points.argonishche]
     mykernels = "mypkg.plugin"          # a module, or an object, with @hookimpl functions
 
+A backend plugin declares the backends it registers in the ``argonishche.backends`` group, one
+entry point per backend, named after it, with the plugin's entry point's value::
+
+    [project.entry-points."argonishche.backends"]
+    fast = "mypkg.plugin"
+    faster = "mypkg.plugin"
+
+so that ``ARGONISHCHE_DISABLE_BACKENDS=fast,faster`` keeps the plugin from being imported (the
+declarations are read from the installed metadata, before any import).  A declared plugin that
+registers a backend it did not declare has that backend refused; a plugin that declares
+nothing is imported, and its backends blocked after.
+
 The built-in backends (``ref``, ...) and allocators (``system``, ``arena``, ...) are plugin
 objects with the same hooks, registered directly and first, so that no other distribution can
 replace them.  Hooks run once, while the registry starts up, never per hash: a hook *registers*

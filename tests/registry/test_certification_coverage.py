@@ -5,6 +5,9 @@
   only the blocks placed are touched.
 - F: the core never passes F a run longer than ARGONISHCHE_BLAKE2B_MAX_RUN blocks, and
   certification runs F over exactly that many and one more.
+- F's counter and flags: a message cannot be long enough to reach every counter, so F is called
+  directly at every carry of t0 and t1, with f0 and f1 (issue 31, item 6; the cases' coverage
+  and the bugs they catch are tests/registry/test_blake2b_counters.py's).
 
 The first tests state it with ref's kernels wrapped in Python (as tests/registry/test_selftest.py
 does); the last ones build real broken kernels as wheels, install them with pip and use them from
@@ -207,6 +210,21 @@ def test_an_f_wrong_at_the_longest_run_fails_certification(ref):
     assert _certify.blake2b_failures(wrapped.table)[0] == (
         f"BLAKE2b F over a run of {MAX_RUN} blocks (and 2 more of {len(_certify.BLAKE2B_RUNS)} "
         f"run lengths) in one call")
+
+
+def test_certification_runs_the_counter_checks(ref, monkeypatch):
+    from argonishche import _certify_blake2b
+
+    called = []
+    monkeypatch.setattr(_certify_blake2b, "counter_failures",
+                        lambda table, reference: called.append(reference) or ["counter"])
+    monkeypatch.setattr(_certify_blake2b, "blake2b_failures", lambda table: [])
+    monkeypatch.setattr(_certify, "argon2_failures", lambda table, reference: [])
+    monkeypatch.setattr(_selftest, "placement_failures", lambda *args, **kwargs: [])
+    assert _certify.failures(ref, ref) == ["counter"] and called == [ref]
+    # Every carry out of every bit of both words, 4 MiB's and t0's wrap into t1 among them.
+    carries = {case.carry for case in _certify_blake2b.counter_cases()}
+    assert {2**bit for bit in range(7, 128)} <= carries
 
 
 # ---- real wheels, installed with pip, in a fresh interpreter -------------------------------

@@ -272,6 +272,56 @@ def test_a_third_party_entry_point_named_like_any_builtin_is_refused(row):
     assert all(b.builtin and b.description != "impostor" for b in reg.report())
 
 
+# ---- backends declared before import (argonishche.backends; installed wheels in
+# test_plugin_declared_backends.py) --------------------------------------------------------
+
+
+class DeclaringEntryPoint(FakeEntryPoint):
+    """A fake entry point with a value: in the argonishche group a plugin, in
+    argonishche.backends a declaration of a backend for the plugin of that value."""
+
+    def __init__(self, name, value, obj=None, dist=SQUATTER):
+        super().__init__(name, obj, dist=dist)
+        self.value = value
+
+
+def test_a_declared_builtin_name_keeps_the_plugin_unimported():
+    ep = DeclaringEntryPoint("fancy", "fancy_plugin", plugin_registering())
+    with pytest.warns(RuntimeWarning, match="declares backend.s. avx2, a name of a built-in"):
+        reg = _registry.Registry(environ={}, plugin_entry_points=own_entry_points() + [ep],
+                                 backend_declarations=[DeclaringEntryPoint("avx2",
+                                                                           "fancy_plugin")])
+    assert not ep.loaded and plugin_of(reg, "fancy", SQUATTER).state == "failed"
+
+
+def test_a_declaration_matching_no_plugin_is_ignored_with_a_warning():
+    never = hookspecs.Backend(name="never", description="x", kernel_module="never_imported")
+    ep = DeclaringEntryPoint("kernels", "pkg.plugin", plugin_registering(never))
+    with pytest.warns(RuntimeWarning, match="declares backend 'never' for 'pkg.other'.*no "
+                                            "plugin entry point of it has that value"):
+        reg = _registry.Registry(
+            environ={"ARGONISHCHE_DISABLE_BACKENDS": "never"},
+            plugin_entry_points=own_entry_points() + [ep],
+            backend_declarations=[DeclaringEntryPoint("never", "pkg.other")])
+    # Undeclared: imported, and its backend blocked after, as before declarations existed.
+    assert ep.loaded and records_named(reg, "never")[0].state == "blocked"
+
+
+def test_the_reader_finds_both_groups_in_one_pass(tmp_path):
+    from argonishche._entry_points import entry_point_groups
+
+    info = tmp_path / "fast_kernels-1.0.dist-info"
+    info.mkdir()
+    (info / "entry_points.txt").write_text(
+        "[argonishche]\nfast_kernels = fastpkg.plugin\n\n"
+        "[argonishche.backends]\nfast = fastpkg.plugin\nfaster = fastpkg.plugin\n")
+    found = entry_point_groups(("argonishche", "argonishche.backends"), [str(tmp_path)])
+    assert [(ep.name, ep.value) for ep in found["argonishche"]] == [
+        ("fast_kernels", "fastpkg.plugin")]
+    assert [(ep.name, ep.value) for ep in found["argonishche.backends"]] == [
+        ("fast", "fastpkg.plugin"), ("faster", "fastpkg.plugin")]
+
+
 # ---- a real squatter: two wheels installed with pip, a fresh interpreter --------------------
 
 PLUGIN_MODULE = '''

@@ -170,3 +170,25 @@ def test_the_guides_plugin_loads(built, tmp_path):
     assert (distribution, version, kind) == ("mykernels", "1.0", "third-party")
     # Its descriptor declares AVX2: on a CPU without it, argonishche says so.
     assert state in ("selected", "available", "unsupported-cpu"), seen["mine"]
+
+
+BLOCKED = """
+import sys
+import argonishche
+states = {b.name: (b.state, b.reason) for b in argonishche.backends()}
+print(states[sys.argv[1]][0], sys.argv[2] in sys.modules)
+"""
+
+
+@pytest.mark.parametrize("project, declared, package", [
+    ("template", "example", "argonishche_example"), ("guide", "mine", "mykernels")])
+def test_blocking_the_declared_backend_keeps_the_plugin_unimported(built, tmp_path, project,
+                                                                   declared, package):
+    # The template and the guide's plugin declare their backend (argonishche.backends), so the
+    # backend is listed blocked though its plugin was never imported.
+    run = subprocess.run([sys.executable, "-c", BLOCKED, declared, package],
+                         capture_output=True, text=True, timeout=RUN_TIMEOUT,
+                         env=fresh_env(built[project][1], tmp_path / "cache",
+                                       ARGONISHCHE_DISABLE_BACKENDS=declared))
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.split() == ["blocked", "False"], run.stdout

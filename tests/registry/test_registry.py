@@ -114,11 +114,13 @@ def test_an_entry_point_named_like_a_builtin_backend_is_refused_unimported(name)
 def test_disabled_backend_is_blocked_and_its_kernel_module_never_imported():
     never = hookspecs.Backend(name="never", description="must not load",
                               kernel_module="module_that_must_not_be_imported", priority=99)
-    # The plugin's entry point is named otherwise, so only the backend is blocked, and the
-    # plugin's author is told how to let users block it before it is imported.
+    # The plugin's entry point is named otherwise, and it declares nothing, so only the backend
+    # is blocked, and the plugin's author is told how to let users block it before it is imported.
     with pytest.warns(RuntimeWarning, match="plugin 'kernels-of-never' from fake-kernels 1.2 "
                                             "registers backend.s. never under another name: "
-                                            "name its entry point 'never'"):
+                                            "declare them in its distribution's "
+                                            "argonishche.backends entry points .or name its "
+                                            "entry point 'never'."):
         reg = make_registry(FakeEntryPoint("kernels-of-never", plugin_registering(never)),
                             environ={"ARGONISHCHE_DISABLE_BACKENDS": "Never"})
     record = state_of(reg, "never")
@@ -349,14 +351,18 @@ def test_env_force_unknown_name_fails_loudly_in_a_fresh_process():
 
 
 def test_env_disable_blocks_builtin_plugins_in_a_fresh_process():
-    # Every installed plugin named: the built-ins are registered (as blocked), others not at all.
+    # Every installed plugin named: the built-ins are registered (as blocked), other plugins not
+    # imported, their declared backends (argonishche.backends) listed as blocked.
+    from argonishche._entry_points import entry_points
+
     builtin = sorted(row.name for row in BUILTIN_BACKENDS)
+    declared = {ep.name for ep in entry_points("argonishche.backends")}
     everything = sorted({*builtin, *(ep.name for ep in builtin_entry_points())})
     code = ("import argonishche as a\n"
             "print(sorted(b.name for b in a.backends() if b.state == 'blocked'))\n"
             "a.blake2b(b'x').digest()")
     out = run_python(code, ARGONISHCHE_DISABLE_BACKENDS=",".join(everything))
-    assert out.stdout.strip() == str(builtin)
+    assert out.stdout.strip() == str(sorted({*builtin, *declared}))
     assert out.returncode != 0 and "no usable backend" in out.stderr
     out = run_python(code.replace("a.blake2b(b'x').digest()", "print(a.selected_backend())"),
                      ARGONISHCHE_DISABLE_BACKENDS="ref")

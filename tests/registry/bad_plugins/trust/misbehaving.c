@@ -10,6 +10,11 @@
  *   TRUST_F_RUN_FROM n     F flips a bit of h after a run of n or more blocks in one call;
  *   TRUST_F_TRAP_FROM n    F executes ud2 (SIGILL) for a run of n or more blocks;
  *   TRUST_F_HANG_FROM n    F never returns for a run of n or more blocks;
+ *   TRUST_F_COUNTER_PAST n F flips a bit of h once the byte counter t passes n (a message of
+ *                          more than n bytes): certification's messages are shorter;
+ *   TRUST_F_HIGH_WORD      F flips a bit of h whenever the counter's high word t[1] is not 0;
+ *   TRUST_F_LAST_NODE_PAST n  F flips a bit of h when the last-node flag f1 is set and the
+ *                          counter has passed n;
  *   TRUST_AVX512_IN_G      every G call runs an AVX-512 instruction in a helper compiled with its
  *                          own target("avx512f") attribute, whatever the module declares: right
  *                          results where AVX-512 exists, SIGILL where it does not.
@@ -56,6 +61,17 @@ static void trust_blake2b_compress(uint64_t h[8], uint64_t t[2], const uint8_t *
     ref_blake2b_compress(h, t, blocks, nblocks, increment, final_flag, last_node_flag);
 #ifdef TRUST_F_RUN_FROM
     if (nblocks >= TRUST_F_RUN_FROM) h[7] ^= 1;
+#endif
+    /* t as it is after the call: the counter of the last block compressed. */
+#ifdef TRUST_F_COUNTER_PAST
+    if (t[1] != 0 || t[0] > (uint64_t)(TRUST_F_COUNTER_PAST)) h[7] ^= 1;
+#endif
+#ifdef TRUST_F_HIGH_WORD
+    if (t[1] != 0) h[7] ^= 1;
+#endif
+#ifdef TRUST_F_LAST_NODE_PAST
+    if (last_node_flag != 0 && (t[1] != 0 || t[0] > (uint64_t)(TRUST_F_LAST_NODE_PAST)))
+        h[7] ^= 1;
 #endif
 }
 
