@@ -127,7 +127,7 @@ def certify(entry: BackendEntry, reference: CData | None, settings: Settings | N
     if recalled is not None and not recalled.passed:
         _refuse(entry, recalled.stage, recalled.failures, " (remembered from an earlier run)")
         return
-    expected, seconds, verdict = None, 0.0, None
+    expected, seconds, verdict, by = None, 0.0, None, ""
     if recalled is not None:
         expected = recalled.code
     else:
@@ -135,6 +135,8 @@ def certify(entry: BackendEntry, reference: CData | None, settings: Settings | N
         if verdict is None:
             return
         expected, seconds = verdict.code, verdict.seconds
+        by = (f", interpreter {verdict.python}: {verdict.interpreter_notes}"
+              if verdict.interpreter_notes else "")
     table = _load(entry)
     if table is None:
         return
@@ -159,7 +161,7 @@ def certify(entry: BackendEntry, reference: CData | None, settings: Settings | N
     if recalled is None:
         if expected is not None:
             _certify.remember(name, origin, expected, passed=True, failures=[], seconds=seconds)
-        entry.validation = f"self-test, certified now in a child process ({seconds:.2f} s)"
+        entry.validation = f"self-test, certified now in a child process ({seconds:.2f} s{by})"
     else:
         entry.validation = "self-test, certified (remembered from an earlier run)"
     entry.table = table

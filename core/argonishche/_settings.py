@@ -125,6 +125,13 @@ def _budget(raw: str) -> int | None:
     return _mebibytes(raw) if raw.strip() else None
 
 
+def _interpreter(raw: str) -> str | None:
+    path = _ascii(raw)
+    if path and not os.path.isabs(path):
+        raise ValueError
+    return path or None
+
+
 def _cpu_features(raw: str) -> frozenset[str]:
     names = _names(raw)
     if not names <= set(_features.NAMES):
@@ -174,6 +181,10 @@ VARIABLES: tuple[Variable, ...] = (
              f"a whole number of seconds from 1 to {MAX_CERTIFY_TIMEOUT} (no unit): how long a "
              f"third-party kernel module's certification may take in its child interpreter",
              str(DEFAULT_CERTIFY_TIMEOUT)),
+    Variable("ARGONISHCHE_CERTIFY_PYTHON", "certify_python", _interpreter,
+             "the absolute path of a Python interpreter of this one's version that can import "
+             "argonishche, to run the certification child (unset: this Python, found from "
+             "sys.executable unless the application is frozen)"),
     Variable("ARGONISHCHE_REQUIRE_BACKENDS", "required_backends", _names,
              "comma-separated backend names, or all (argonishche.testing fails instead of "
              "skipping when one cannot run)"),
@@ -195,6 +206,7 @@ class Settings(NamedTuple):
     disabled_cpu_features: frozenset[str]
     required_backends: frozenset[str]
     certify_timeout: int
+    certify_python: str | None
     #: The variables that were set (non-empty), as given: for reports.
     given: Mapping[str, str]
 
@@ -251,6 +263,16 @@ def environment_keeping(kept: tuple[str, ...], **variables: str) -> dict[str, st
                if name in kept or name.startswith("ARGONISHCHE_")}
     environ.update(variables)
     return environ
+
+
+#: Set in a certification child's environment (argonishche._certify_launch): a process started
+#: as one never starts another.
+CERTIFICATION_CHILD_MARKER = "_ARGONISHCHE_CERTIFICATION_CHILD"
+
+
+def is_certification_child(environ: Mapping[str, str] = os.environ) -> bool:
+    """Whether this process was started as a certification child."""
+    return bool(environ.get(CERTIFICATION_CHILD_MARKER))
 
 
 def user_cache_home(environ: Mapping[str, str] = os.environ) -> str | None:
