@@ -73,6 +73,31 @@ def backend_plugin(name: str, kernel_module: str, *, priority: int = 99,
             "    register(BACKEND)\n")
 
 
+def kernel_plugin(key: str, *defines: str, version: str = "1.0", backend: str | None = None,
+                  entry_point: str | None = None, cpu_features: tuple[str, ...] = (),
+                  before: str = "") -> Plugin:
+    """A distribution trust-KEY whose package trust_KEY registers backend *backend* (default
+    KEY) from trust_KEY._kernels, built with *defines*, at priority 99."""
+    package = f"trust_{key}"
+    return Plugin(f"trust-{key}", package, {entry_point or backend or key: package},
+                  kernels=(Kernels("_kernels", defines, cpu_features),),
+                  files={"__init__.py": backend_plugin(backend or key, f"{package}._kernels",
+                                                       cpu_features=cpu_features,
+                                                       before=before)},
+                  version=version)
+
+
+def plugin_environment(cache: Path, sites: list[Path], **variables: str) -> dict[str, str]:
+    """This environment without its ARGONISHCHE_* variables (tox's backend-X envs force one),
+    with *sites* on PYTHONPATH, *cache* as the user's cache directory, and *variables*."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARGONISHCHE_")}
+    env["PYTHONPATH"] = os.pathsep.join(
+        [*map(str, sites), *filter(None, [os.environ.get("PYTHONPATH")])])
+    env["XDG_CACHE_HOME"] = str(cache)
+    env.update(variables)
+    return env
+
+
 def write_project(plugin: Plugin, directory: Path) -> Path:
     """Write *plugin*'s project (pyproject.toml, setup.py, build scripts, C, package)."""
     directory.mkdir(parents=True)

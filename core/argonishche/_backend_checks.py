@@ -135,8 +135,9 @@ def certify(entry: BackendEntry, reference: CData | None, settings: Settings | N
         if verdict is None:
             return
         expected, seconds = verdict.code, verdict.seconds
-        by = (f", interpreter {verdict.python}: {verdict.interpreter_notes}"
-              if verdict.interpreter_notes else "")
+        if verdict.python != sys.executable or verdict.interpreter_notes:
+            by = ", interpreter " + verdict.python + (
+                f" ({verdict.interpreter_notes})" if verdict.interpreter_notes else "")
     table = _load(entry)
     if table is None:
         return

@@ -50,15 +50,25 @@ KEPT_VARIABLES = ("PATH", "LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH", "SYSTEMROOT", 
                   "TEMP", "TMP", "LANG", "LC_ALL", "LC_CTYPE", "HOME", "USERPROFILE",
                   "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "XDG_CACHE_HOME")
 
-#: Run by the child's interpreter: the handshake first, then the parent's sys.path (the last
-#: argument), then the child's main (argv: MODULE FEATURES PARENT_PID).
+#: Run by the child's interpreter: the handshake first; then the parent's sys.path and the .pth
+#: files of the parent's site directories that this interpreter did not read at its start (an
+#: editable install's import hook, when the child runs another interpreter than the parent's:
+#: the last argument, see :func:`parent_path`); then the child's main (MODULE FEATURES
+#: PARENT_PID).
 BOOTSTRAP = f"""\
 import sys
 sys.stdout.write({HANDSHAKE!r} + '%s-%d.%d%s' % (sys.implementation.name,
                  sys.version_info[0], sys.version_info[1], getattr(sys, 'abiflags', '')) + '\\n')
 sys.stdout.flush()
 import json
-sys.path[:] = json.loads(sys.argv.pop())
+parent = json.loads(sys.argv.pop())
+read_at_start = set(sys.path)
+sys.path[:] = parent['path']
+if parent['sites']:
+    import site
+    for directory in parent['sites']:
+        if directory not in read_at_start:
+            site.addsitedir(directory)
 from argonishche._certify_child import main
 sys.exit(main(sys.argv[1:]))
 """
@@ -100,9 +110,17 @@ def child_environment(settings: Mapping[str, str]) -> dict[str, str]:
 
 
 def parent_path() -> str:
-    """This process's ``sys.path`` for the child, as JSON; "" (the working directory of
-    ``python -c``) named, since the child runs with -P."""
-    return json.dumps([os.path.abspath(p) if p else os.getcwd() for p in sys.path])
+    """This process's ``sys.path`` for the child, and the site directories whose .pth files it
+    read at start-up, as JSON; "" (the working directory of ``python -c``) named, since the
+    child runs with -P."""
+    import site
+
+    sites = []
+    if not sys.flags.no_site:
+        user = [site.getusersitepackages()] if site.ENABLE_USER_SITE else []
+        sites = [d for d in [*site.getsitepackages(), *user] if d in sys.path]
+    return json.dumps({"path": [os.path.abspath(p) if p else os.getcwd() for p in sys.path],
+                       "sites": sites})
 
 
 def candidates(configured: str | None) -> list[tuple[str, str]]:

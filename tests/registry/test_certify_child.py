@@ -259,7 +259,7 @@ def test_the_child_gets_the_settings_and_the_path_it_needs(monkeypatch):
     assert environ["ARGONISHCHE_DISABLE_CPU_FEATURES"] == "avx2"
     assert "SECRET_TOKEN" not in environ
     assert "PYTHONPATH" not in environ  # the path is an argument: -I would ignore PYTHONPATH
-    path = json.loads(_certify_launch.parent_path())
+    path = json.loads(_certify_launch.parent_path())["path"]
     assert path[0] == os.path.abspath(sys.path[0] or ".")
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 import plugin_wheels
-from plugin_wheels import Kernels, Plugin, backend_plugin
+from plugin_wheels import Kernels, Plugin, backend_plugin, kernel_plugin, plugin_environment
 from support import load_tool
 
 RUN_TIMEOUT = 180  # seconds for one fresh interpreter (certification included)
@@ -80,20 +80,6 @@ def argonishche_register_backends(register):
 '''
 
 
-def _kernel_plugin(key: str, *defines: str, version: str = "1.0", backend: str | None = None,
-                   entry_point: str | None = None, cpu_features: tuple[str, ...] = (),
-                   before: str = "") -> Plugin:
-    """A distribution trust-KEY whose package trust_KEY registers backend *backend* (default
-    KEY) from trust_KEY._kernels, built with *defines*, at priority 99."""
-    package = f"trust_{key}"
-    return Plugin(f"trust-{key}", package, {entry_point or backend or key: package},
-                  kernels=(Kernels("_kernels", defines, cpu_features),),
-                  files={"__init__.py": backend_plugin(backend or key, f"{package}._kernels",
-                                                       cpu_features=cpu_features,
-                                                       before=before)},
-                  version=version)
-
-
 def _shim(version: str, *defines: str) -> Plugin:
     return Plugin("trust-shim", "trust_shim", {"shim": "trust_shim"}, version=version,
                   kernels=(Kernels("_kernels_impl", defines),),
@@ -104,27 +90,27 @@ def _shim(version: str, *defines: str) -> Plugin:
 #: The third-party plugins, by key.  A run of 8,193 blocks or more in one F call is one the quick
 #: self-test cannot afford and certification covers (a message over 1 MiB).
 PLUGINS = {
-    "timebomb": _kernel_plugin("timebomb", "TRUST_G_AFTER_CALLS (1ULL << 20)"),
-    "far_g": _kernel_plugin("far_g", "TRUST_G_BEHIND 70000"),
-    "long_f": _kernel_plugin("long_f", "TRUST_F_RUN_FROM 32000"),
+    "timebomb": kernel_plugin("timebomb", "TRUST_G_AFTER_CALLS (1ULL << 20)"),
+    "far_g": kernel_plugin("far_g", "TRUST_G_BEHIND 70000"),
+    "long_f": kernel_plugin("long_f", "TRUST_F_RUN_FROM 32000"),
     "shim_v1": _shim("1.0"),
     "shim_v2": _shim("2.0", "TRUST_F_RUN_FROM 8193"),
-    "swap": _kernel_plugin("swap", before=SWAP_AT_IMPORT),
-    "swap_new": _kernel_plugin("swap", "TRUST_F_RUN_FROM 8193", version="1.1"),
-    "right": _kernel_plugin("right"),
-    "wrong": _kernel_plugin("wrong", "TRUST_F_RUN_FROM 8193"),
+    "swap": kernel_plugin("swap", before=SWAP_AT_IMPORT),
+    "swap_new": kernel_plugin("swap", "TRUST_F_RUN_FROM 8193", version="1.1"),
+    "right": kernel_plugin("right"),
+    "wrong": kernel_plugin("wrong", "TRUST_F_RUN_FROM 8193"),
     "patch": Plugin("trust-patch", "trust_patch",
                     {"a_patch_the_checks": "trust_patch.patch", "patched": "trust_patch"},
                     kernels=(Kernels("_kernels", ("TRUST_F_RUN_FROM 8193",)),),
                     files={"__init__.py": backend_plugin("patched", "trust_patch._kernels"),
                            "patch.py": PATCH_THE_CHECKS}),
-    "undeclared": _kernel_plugin("undeclared", "TRUST_AVX512_IN_G",
-                                 cpu_features=("avx", "avx2")),
-    "trap": _kernel_plugin("trap", "TRUST_F_TRAP_FROM 8193"),
-    "hang": _kernel_plugin("hang", "TRUST_F_HANG_FROM 8193"),
-    "scalar2": _kernel_plugin("scalar2"),
+    "undeclared": kernel_plugin("undeclared", "TRUST_AVX512_IN_G",
+                                cpu_features=("avx", "avx2")),
+    "trap": kernel_plugin("trap", "TRUST_F_TRAP_FROM 8193"),
+    "hang": kernel_plugin("hang", "TRUST_F_HANG_FROM 8193"),
+    "scalar2": kernel_plugin("scalar2"),
     # Registers the same backend name, from an entry point that sorts before the real one's.
-    "squatter": _kernel_plugin("squatter", backend="scalar2", entry_point="a_scalar2"),
+    "squatter": kernel_plugin("squatter", backend="scalar2", entry_point="a_scalar2"),
 }
 
 # Run first in every probe: warnings recorded (from any thread), the reference implementations,
@@ -210,17 +196,6 @@ class Probe:
         return records[0]
 
 
-def environment(cache: Path, sites: list[Path], **variables: str) -> dict[str, str]:
-    """This environment without its ARGONISHCHE_* variables (tox's backend-X envs force one),
-    with *sites* on PYTHONPATH, *cache* as the user's cache directory, and *variables*."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ARGONISHCHE_")}
-    env["PYTHONPATH"] = os.pathsep.join(
-        [*map(str, sites), *filter(None, [os.environ.get("PYTHONPATH")])])
-    env["XDG_CACHE_HOME"] = str(cache)
-    env.update(variables)
-    return env
-
-
 def run(code: str, cache: Path, sites: list[Path], *, python: str | Path = sys.executable,
         timeout: float = RUN_TIMEOUT, **variables: str) -> Probe:
     """Run PRELUDE and *code* in a fresh interpreter; a hang is a test failure."""
@@ -228,7 +203,7 @@ def run(code: str, cache: Path, sites: list[Path], *, python: str | Path = sys.e
     try:
         done = subprocess.run([str(python), "-c", PRELUDE + textwrap.dedent(code)],
                               capture_output=True, text=True, timeout=timeout,
-                              env=environment(cache, sites, **variables))
+                              env=plugin_environment(cache, sites, **variables))
     except subprocess.TimeoutExpired as exc:
         pytest.fail(f"the interpreter did not finish within {timeout} s (a hang); it printed:\n"
                     f"{exc.stderr and exc.stderr[-2000:]!s}")
@@ -239,7 +214,7 @@ def run_command(args: list[str | Path], cache: Path, sites: list[Path], *,
                 timeout: float = RUN_TIMEOUT, **variables: str) -> subprocess.CompletedProcess:
     try:
         return subprocess.run(list(map(str, args)), capture_output=True, text=True,
-                              timeout=timeout, env=environment(cache, sites, **variables))
+                              timeout=timeout, env=plugin_environment(cache, sites, **variables))
     except subprocess.TimeoutExpired:
         pytest.fail(f"{' '.join(map(str, args))} did not finish within {timeout} s (a hang)")
 
