@@ -216,7 +216,8 @@ def certify_in_child(module_name: str, declared: frozenset[str], *,
     except subprocess.TimeoutExpired:
         launch.kill(child.process, posix)
         return _died(f"the certification child did not finish within {timeout:g} s "
-                     f"(ARGONISHCHE_CERTIFY_TIMEOUT) and was killed (interpreter {python})", started, python)
+                     f"(ARGONISHCHE_CERTIFY_TIMEOUT) and was killed (interpreter {python})",
+                     started, python)
     except BaseException:
         # KeyboardInterrupt (the child is in a session of its own: Ctrl-C never reaches it) or
         # any other exit: a hanging kernel must not outlive the process that started it.

@@ -14,7 +14,8 @@
 * **The child runs with the parent's isolation**: its ``sys.flags`` (``-I``, ``-E``, ``-s``,
   ``-S``), the parent's ``sys.path`` given as an argument, never through ``PYTHONPATH``, and
   ``PYTHONHOME`` only if the parent honoured it.
-* **A certification child never starts another one** (``CERTIFICATION_CHILD_MARKER`` in its environment).
+* **A certification child never starts another one** (``CERTIFICATION_CHILD_MARKER`` in its
+  environment).
 * **The child dies with the parent**: it is given the parent's pid and a pipe as stdin (see
   :func:`argonishche._certify_child.die_with_parent`).
 """
