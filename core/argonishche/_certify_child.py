@@ -1,8 +1,7 @@
 """The first certification of a third-party kernel module, in a child interpreter.
 
 A kernel module that has not been certified on this machine is imported, self-tested and
-certified first in a child (``python -P -m argonishche._certify_child``), before the parent
-imports it:
+certified first in a child interpreter, before the parent imports it:
 
 * a kernel that dies (SIGILL: instructions this CPU lacks; SIGSEGV, abort) or hangs takes the
   child down, not the process that wanted to hash: the parent marks the backend
@@ -14,7 +13,9 @@ imports it:
 
 The child answers with one line on stdout, :data:`ANSWER` followed by JSON: which stage it
 reached, the failures, and the code it checked (:class:`argonishche._certify.Code`), which the
-parent then checks it loads itself.  The parent's side is :func:`certify_in_child`.
+parent then checks it loads itself.  The parent's side is :func:`certify_in_child`; which
+interpreter runs the child, with which flags and environment, and how the child ends with its
+parent: :mod:`argonishche._certify_launch`.
 """
 
 from __future__ import annotations
@@ -198,15 +199,16 @@ def certify_in_child(module_name: str, declared: frozenset[str], *,
     child = None
     for python, origin in launch.candidates(settings.get(launch.SETTING, "").strip() or None):
         why = launch.remembered_unusable(python)
-        if why is None:
-            outcome = launch.start(python, origin, arguments, settings,
-                                   timeout - (time.perf_counter() - started))
+        left = timeout - (time.perf_counter() - started)
+        if why is None and left > 0:
+            outcome = launch.start(python, origin, arguments, settings, left)
             if isinstance(outcome, launch.Started):
                 child = outcome
                 break
-            why = outcome
-            launch.remember_unusable(python, why)
-        tried.append(why)
+            why = outcome.why
+            if outcome.lasting:
+                launch.remember_unusable(python, why)
+        tried.append(why or f"{origin} {python}: not tried, the timeout had passed")
     if child is None:
         return _died(launch.no_interpreter_reason(tried), started)
     python, notes = child.python, "; ".join(tried)

@@ -217,8 +217,17 @@ class Started(NamedTuple):
     lifeline: int
 
 
+class Unusable(NamedTuple):
+    """Why an interpreter did not run the child."""
+
+    why: str
+    #: Whether that holds for other runs (not so for a handshake cut short by a certification
+    #: timeout shorter than STARTUP_TIMEOUT): only then is it remembered.
+    lasting: bool = True
+
+
 def start(python: str, origin: str, arguments: list[str], settings: Mapping[str, str],
-          timeout: float) -> Started | str:
+          timeout: float) -> Started | Unusable:
     """Start the child with *python* (found as *origin*) on *arguments* (MODULE FEATURES), and
     wait for its handshake for at most :data:`STARTUP_TIMEOUT` (and *timeout*) seconds: the
     started child, or why this interpreter cannot run it."""
@@ -233,9 +242,10 @@ def start(python: str, origin: str, arguments: list[str], settings: Mapping[str,
             creationflags=0 if posix else getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0))
     except OSError as exc:
         os.close(lifeline)
-        return f"{origin} {python} cannot be started ({exc.strerror or exc})"
+        return Unusable(f"{origin} {python} cannot be started ({exc.strerror or exc})")
     finally:
         os.close(read_end)
+    wait = min(STARTUP_TIMEOUT, timeout)
     first: list[bytes] = []
     assert process.stdout is not None
     stdout = process.stdout
@@ -243,7 +253,7 @@ def start(python: str, origin: str, arguments: list[str], settings: Mapping[str,
     reader = threading.Thread(target=lambda: first.append(stdout.readline(200)), daemon=True)
     try:
         reader.start()
-        reader.join(min(STARTUP_TIMEOUT, timeout))
+        reader.join(wait)
         line = first[0].decode("utf-8", "replace") if first else None
         if line is not None and line.rstrip("\n") == HANDSHAKE + identity():
             return Started(process, python, lifeline)
@@ -255,13 +265,14 @@ def start(python: str, origin: str, arguments: list[str], settings: Mapping[str,
     os.close(lifeline)
     reader.join(1.0)
     if line is None:
-        return (f"{origin} {python} did not answer within {min(STARTUP_TIMEOUT, timeout):g} s "
-                f"and was killed (not a Python interpreter?)")
+        return Unusable(f"{origin} {python} did not answer within {wait:g} s and was killed "
+                        f"(not a Python interpreter?)", lasting=wait >= STARTUP_TIMEOUT)
     if line.startswith(HANDSHAKE):
-        return f"{origin} {python} is {line[len(HANDSHAKE):].strip()}, not {identity()}"
+        return Unusable(f"{origin} {python} is {line[len(HANDSHAKE):].strip()[:80]}, "
+                        f"not {identity()}")
     status = process.returncode
     how = f"died of signal {-status}" if status < 0 else f"exited with status {status}"
-    return f"{origin} {python} {how} before it answered (not a Python interpreter?)"
+    return Unusable(f"{origin} {python} {how} before it answered (not a Python interpreter?)")
 
 
 def kill(process: subprocess.Popen[bytes], posix: bool) -> None:
