@@ -303,3 +303,13 @@ def test_the_isolation_flags_follow_the_parents(monkeypatch):
     monkeypatch.setenv("PYTHONHOME", "/somewhere")
     assert "-I" in _certify_launch.interpreter_flags()
     assert "PYTHONHOME" not in _certify_launch.child_environment({})
+
+
+def test_a_certification_child_never_starts_another(monkeypatch):
+    from argonishche import _certify_child, _settings
+
+    monkeypatch.setenv(_settings.CERTIFICATION_CHILD_MARKER, "1234")
+    monkeypatch.setattr(subprocess, "Popen", None)  # nothing may be started
+    verdict = _certify_child.certify_in_child("any_kernels", frozenset(), settings={},
+                                              timeout=60)
+    assert verdict.stage == "died" and "never starts another" in verdict.failures[0]
