@@ -171,7 +171,7 @@ def remembered_unusable(path: str) -> str | None:
     if not fields:
         return None
     try:
-        valid = (fields["python"] == [os.path.realpath(path)]
+        valid = (fields["python"] == [" ".join(os.path.realpath(path).split())]  # as written
                  and fields["signature"] == [_signature(path)]
                  and 0 <= time.time() - float(fields["when"][0]) < RETRY_AFTER)
         why = fields["why"][0]
