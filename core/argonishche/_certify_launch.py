@@ -195,7 +195,7 @@ def remember_unusable(path: str, why: str) -> None:
     if record_path is not None:
         _records.write(record_path, [("python", os.path.realpath(path)),
                                      ("signature", _signature(path)),
-                                     ("when", f"{time.time():.0f}"), ("why", why)])
+                                     ("when", str(int(time.time()))), ("why", why)])
 
 
 def no_interpreter_reason(tried: list[str]) -> str:

@@ -169,7 +169,9 @@ def test_an_embedding_hosts_binary_is_tried_once_then_this_python_certifies(
     shutil.rmtree(cache / "argonishche" / "certified")
     second = run_app(tmp_path, cache, sites["right"], "host_right", before)
     assert second["state"] == "selected" and second["right"], second
-    assert runs.read_text().count("run") == 1, "the host binary was tried again"
+    assert runs.read_text().count("run") == 1, (
+        f"the host binary was tried again: {first}, {second}, "
+        f"{sorted(p.name for p in (cache / 'argonishche').rglob('*'))}")
 
 
 @pytest.mark.parametrize("kind, why", [("never-exits", "did not answer within 5 s"),
