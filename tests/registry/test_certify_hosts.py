@@ -295,6 +295,59 @@ def test_a_killed_parent_takes_its_certification_child_with_it(sites, tmp_path, 
                 pass
 
 
+#: A parent that starts a child as certify_in_child does (its own session, stdin a pipe from
+#: it), prints the child's pid and waits to be killed.
+PARENT_OF_A_PIPE_WATCHER = """
+import os, subprocess, sys, time
+read_end, write_end = os.pipe()
+child = subprocess.Popen([sys.executable, "-c", sys.argv[1], str(os.getpid()), sys.argv[2]],
+                         stdin=read_end, start_new_session=True)
+print(child.pid, flush=True)
+time.sleep(600)
+"""
+#: The child, as on a system without PR_SET_PDEATHSIG: only its stdin tells it that its parent
+#: is gone.  It spins in Python (a kernel spins in C with the GIL released).
+PIPE_WATCHER = """
+import pathlib, sys
+sys.platform = "darwin"
+from argonishche._certify_child import die_with_parent
+die_with_parent(int(sys.argv[1]))
+pathlib.Path(sys.argv[2]).write_text("watching")
+while True:
+    pass
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds the child in /proc")
+def test_without_pdeathsig_the_stdin_pipe_ends_the_child(tmp_path):
+    ready = tmp_path / "ready"
+    parent = subprocess.Popen([sys.executable, "-c", PARENT_OF_A_PIPE_WATCHER, PIPE_WATCHER,
+                               str(ready)], stdout=subprocess.PIPE, text=True)
+    child = 0
+    try:
+        assert parent.stdout is not None
+        child = int(parent.stdout.readline())
+        deadline = time.monotonic() + 60
+        while not ready.exists() and time.monotonic() < deadline and alive(child):
+            time.sleep(0.05)
+        assert ready.exists(), "the child never started watching its stdin"
+        parent.kill()
+        parent.wait(timeout=30)
+        deadline = time.monotonic() + 5
+        while alive(child) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not alive(child), "the child outlived its parent"
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait(timeout=30)
+        if child:
+            try:
+                os.kill(child, signal.SIGKILL)
+            except OSError:
+                pass
+
+
 def test_the_isolation_flags_follow_the_parents(monkeypatch):
     from argonishche import _certify_launch
 
