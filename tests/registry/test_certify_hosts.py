@@ -368,3 +368,14 @@ def test_a_certification_child_never_starts_another(monkeypatch):
     verdict = _certify_child.certify_in_child("any_kernels", frozenset(), settings={},
                                               timeout=60)
     assert verdict.stage == "died" and "never starts another" in verdict.failures[0]
+
+
+@pytest.mark.parametrize("value", ["python3", "./python3", "/usr/bin/pyth\u00f6n"])
+def test_the_certification_python_is_an_absolute_ascii_path(value):
+    from argonishche import _settings
+    from argonishche.exceptions import SettingError
+
+    with pytest.raises(SettingError, match="ARGONISHCHE_CERTIFY_PYTHON"):
+        _settings.parse({"ARGONISHCHE_CERTIFY_PYTHON": value})
+    assert _settings.parse({"ARGONISHCHE_CERTIFY_PYTHON": " /usr/bin/python3 "}
+                           ).certify_python == "/usr/bin/python3"
