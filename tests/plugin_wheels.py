@@ -103,8 +103,8 @@ def build_wheels_or_skip(plugins: dict[str, Plugin], root: Path) -> dict[str, Pa
 
 
 def kernel_plugin(key: str, *defines: str, version: str = "1.0", backend: str | None = None,
-                   entry_point: str | None = None, cpu_features: tuple[str, ...] = (),
-                   before: str = "") -> Plugin:
+                  entry_point: str | None = None, cpu_features: tuple[str, ...] = (),
+                  before: str = "") -> Plugin:
     """A distribution trust-KEY whose package trust_KEY registers backend *backend* (default
     KEY) from trust_KEY._kernels, built with *defines*, at priority 99."""
     package = f"trust_{key}"

@@ -127,7 +127,7 @@ def certify(entry: BackendEntry, reference: CData | None, settings: Settings | N
     if recalled is not None and not recalled.passed:
         _refuse(entry, recalled.stage, recalled.failures, " (remembered from an earlier run)")
         return
-    expected, seconds, verdict = None, 0.0, None
+    expected, seconds, verdict, by = None, 0.0, None, ""
     started = time.perf_counter()
     if recalled is not None:
         expected = recalled.code
@@ -136,6 +136,9 @@ def certify(entry: BackendEntry, reference: CData | None, settings: Settings | N
         if verdict is None:
             return
         expected, seconds = verdict.code, verdict.seconds
+        if verdict.python != sys.executable or verdict.interpreter_notes:
+            by = ", interpreter " + verdict.python + (
+                f" ({verdict.interpreter_notes})" if verdict.interpreter_notes else "")
     table = _load(entry)
     if table is None:
         return
@@ -158,7 +161,7 @@ def certify(entry: BackendEntry, reference: CData | None, settings: Settings | N
     if not _selftest_passed(entry, table):
         return
     if recalled is None:
-        entry.validation = f"self-test, certified now in a child process ({seconds:.2f} s)"
+        entry.validation = f"self-test, certified now in a child process ({seconds:.2f} s{by})"
         why_not = ("no record without the code's identity" if expected is None else
                    _certify.remember(name, origin, expected, passed=True, failures=[],
                                      seconds=seconds))

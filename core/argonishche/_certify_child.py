@@ -1,8 +1,7 @@
 """The first certification of a third-party kernel module, in a child interpreter.
 
 A kernel module that has not been certified on this machine is imported, self-tested and
-certified first in a child (``python -P -m argonishche._certify_child``), before the parent
-imports it:
+certified first in a child interpreter, before the parent imports it:
 
 * a kernel that dies (SIGILL: instructions this CPU lacks; SIGSEGV, abort) or hangs takes the
   child down, not the process that wanted to hash: the parent marks the backend
@@ -14,7 +13,9 @@ imports it:
 
 The child answers with one line on stdout, :data:`ANSWER` followed by JSON: which stage it
 reached, the failures, and the code it checked (:class:`argonishche._certify.Code`), which the
-parent then checks it loads itself.  The parent's side is :func:`certify_in_child`.
+parent then checks it loads itself.  The parent's side is :func:`certify_in_child`; which
+interpreter runs the child, with which flags and environment, and how the child ends with its
+parent: :mod:`argonishche._certify_launch`.
 """
 
 from __future__ import annotations
@@ -33,10 +34,6 @@ ANSWER = "argonishche-certification: "
 #: Stages the child reports: how far the module got.
 PASSED, UNSUPPORTED, LOAD, SELFTEST, CERTIFICATION = (
     "passed", "unsupported-cpu", "load", "selftest", "certification")
-#: Variables the child keeps from the parent's environment, besides ARGONISHCHE_* (how the
-#: interpreter and the dynamic loader find their files, temporary files, the locale).
-KEPT_VARIABLES = ("PATH", "LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH", "SYSTEMROOT", "TMPDIR",
-                  "TEMP", "TMP", "LANG", "LC_ALL", "LC_CTYPE", "PYTHONHOME")
 
 
 class Verdict(NamedTuple):
@@ -52,6 +49,9 @@ class Verdict(NamedTuple):
     #: The kernel module file's signature before the child imported it, when the code behind
     #: the table cannot be found on this system (no dladdr): what the parent can still check.
     origin_signature: Any = None
+    python: str = ""              # the interpreter that ran the child ("" if none could)
+    #: Why the interpreters tried before it could not run the child ("" if none was).
+    interpreter_notes: str = ""
 
 
 # ---- the child --------------------------------------------------------------------------------
@@ -98,13 +98,57 @@ def _check(module_name: str, declared: frozenset[str]) -> dict[str, Any]:
     return {**answer, "stage": CERTIFICATION if failures else PASSED, "failures": failures}
 
 
+#: The child's exit status when its parent is gone.
+ORPHANED = 70
+#: prctl(2): the signal a Linux process gets when the thread that started it exits.
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(parent: int) -> None:
+    """End this child when the process *parent* that started it ends, however it ends (SIGKILL
+    included), even in a kernel that spins: a child in a session of its own is never sent the
+    signals its parent's terminal or service manager sends.
+
+    On Linux the kernel sends SIGKILL (``PR_SET_PDEATHSIG``); the parent's pid, checked after
+    that, closes the race of a parent that ended first.  The signal comes when the *thread* that
+    started the child ends: that thread waits in ``communicate`` until the child is done or
+    killed, so it ends before the child only with the process.  Everywhere, the parent holds the
+    write end of this child's stdin, a pipe: its end of file, which the system delivers when the
+    parent ends, ends the child."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):  # no libc to load: the pipe still ends the child
+            pass
+    if os.getppid() != parent:
+        os._exit(ORPHANED)
+
+    def exit_at_end_of_file() -> None:
+        try:
+            while os.read(0, 4096):
+                pass
+        except OSError:
+            return  # no pipe to watch (a stdin closed, not our parent's)
+        os._exit(ORPHANED)
+
+    import threading
+
+    threading.Thread(target=exit_at_end_of_file, name="argonishche-parent-watch",
+                     daemon=True).start()
+
+
 def main(argv: list[str] | None = None) -> int:
-    """``python -P -m argonishche._certify_child MODULE [FEATURE,...]``."""
+    """``python -m argonishche._certify_child MODULE [FEATURE,...] [PARENT_PID]`` (the parent
+    runs it through :data:`argonishche._certify_launch.BOOTSTRAP`, with its pid)."""
     args = sys.argv[1:] if argv is None else argv
-    if len(args) not in (1, 2):
-        print("usage: python -P -m argonishche._certify_child MODULE [FEATURE,...]",
+    if len(args) not in (1, 2, 3):
+        print("usage: python -P -m argonishche._certify_child MODULE [FEATURE,...] [PARENT_PID]",
               file=sys.stderr)
         return 2
+    if len(args) == 3:
+        die_with_parent(int(args[2]))
     declared = frozenset(filter(None, (args[1] if len(args) > 1 else "").split(",")))
     answer = _check(args[0], declared)
     sys.stdout.write(ANSWER + json.dumps(answer) + "\n")
@@ -116,16 +160,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def child_environment(settings: Mapping[str, str]) -> dict[str, str]:
-    """The child's environment: what finds the interpreter's and the module's files (the
-    parent's ``sys.path``, explicitly), and the ``ARGONISHCHE_*`` *settings* in force."""
-    from ._settings import environment_keeping
+    """The child's environment (see :func:`argonishche._certify_launch.child_environment`)."""
+    from . import _certify_launch
 
-    # "" on sys.path is the working directory (python -c): the child's is the same, but -P
-    # leaves it out, so name it.
-    path = os.pathsep.join(os.path.abspath(p) if p else os.getcwd() for p in sys.path)
-    environ = environment_keeping(KEPT_VARIABLES, **settings)
-    environ.update(PYTHONPATH=path, PYTHONDONTWRITEBYTECODE="1")
-    return environ
+    return _certify_launch.child_environment(settings)
 
 
 def _signal_name(number: int) -> str:
@@ -135,59 +173,74 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-def _died(why: str, started: float) -> Verdict:
-    return Verdict("died", [why], time.perf_counter() - started, None, "", None, "", None)
+def _died(why: str, started: float, python: str = "") -> Verdict:
+    return Verdict("died", [why], time.perf_counter() - started, None, "", None, "", None,
+                   python)
 
 
 def _origin_signature(numbers: Any) -> tuple[int, ...] | None:
     return None if numbers is None else tuple(int(n) for n in numbers)
 
 
-def _kill(child: subprocess.Popen[bytes], posix: bool) -> None:
-    """Kill the child and its process group (a kernel module may have started processes of
-    its own), and reap it."""
-    if posix:
-        try:
-            os.killpg(child.pid, signal.SIGKILL)
-        except OSError:
-            pass
-    child.kill()
-    child.communicate()
-
-
 def certify_in_child(module_name: str, declared: frozenset[str], *,
                      settings: Mapping[str, str], timeout: float) -> Verdict:
     """Run the child on *module_name* (declaring the CPU features *declared*) and read its
-    answer; never raises for what the child does."""
-    command = [sys.executable, "-P", "-m", "argonishche._certify_child", module_name,
-               ",".join(sorted(declared))]
+    answer; never raises for what the child does.  *settings*: the ``ARGONISHCHE_*`` variables
+    in force (``ARGONISHCHE_CERTIFY_PYTHON`` among them names the interpreter)."""
+    from . import _certify_launch as launch, _settings
+
     started = time.perf_counter()
+    if _settings.is_certification_child():
+        return _died("not certified: this process was started as a certification child, and "
+                     "a certification child never starts another one", started)
     posix = os.name == "posix"
+    arguments = [module_name, ",".join(sorted(declared))]
+    tried = []
+    child = None
+    for python, origin in launch.candidates(settings.get(launch.SETTING, "").strip() or None):
+        why = launch.remembered_unusable(python)
+        left = timeout - (time.perf_counter() - started)
+        if why is None and left > 0:
+            outcome = launch.start(python, origin, arguments, settings, left)
+            if isinstance(outcome, launch.Started):
+                child = outcome
+                break
+            why = outcome.why
+            if outcome.lasting:
+                launch.remember_unusable(python, why)
+        tried.append(why or f"{origin} {python}: not tried, the timeout had passed")
+    if child is None:
+        return _died(launch.no_interpreter_reason(tried), started)
+    python, notes = child.python, "; ".join(tried)
     try:
-        child = subprocess.Popen(
-            command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            env=child_environment(settings), start_new_session=posix,
-            creationflags=0 if posix else getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0))
-    except OSError as exc:
-        return _died(f"the certification child could not be started: {exc}", started)
-    try:
-        out, err = child.communicate(timeout=timeout)
+        out, err = child.process.communicate(
+            timeout=max(0.0, timeout - (time.perf_counter() - started)))
     except subprocess.TimeoutExpired:
-        _kill(child, posix)
+        launch.kill(child.process, posix)
         return _died(f"the certification child did not finish within {timeout:g} s "
-                     f"(ARGONISHCHE_CERTIFY_TIMEOUT) and was killed", started)
+                     f"(ARGONISHCHE_CERTIFY_TIMEOUT) and was killed (interpreter {python})",
+                     started, python)
     except BaseException:
         # KeyboardInterrupt (the child is in a session of its own: Ctrl-C never reaches it) or
         # any other exit: a hanging kernel must not outlive the process that started it.
-        _kill(child, posix)
+        launch.kill(child.process, posix)
         raise
+    finally:
+        os.close(child.lifeline)
+    verdict = _read_answer(child.process, out, err, started, python)
+    return verdict._replace(interpreter_notes=notes) if notes else verdict
+
+
+def _read_answer(child: subprocess.Popen[bytes], out: bytes, err: bytes, started: float,
+                 python: str) -> Verdict:
     if child.returncode < 0:
-        return _died(f"the certification child died of {_signal_name(-child.returncode)}",
-                     started)
+        return _died(f"the certification child died of {_signal_name(-child.returncode)} "
+                     f"(interpreter {python})", started, python)
     last_error = (err.decode("utf-8", "replace").strip().splitlines() or [""])[-1][:300]
     if child.returncode != 0:
-        return _died(f"the certification child exited with status {child.returncode}"
-                     + (f": {last_error}" if last_error else ""), started)
+        return _died(f"the certification child exited with status {child.returncode} "
+                     f"(interpreter {python})" + (f": {last_error}" if last_error else ""),
+                     started, python)
     answers = [line[len(ANSWER):] for line in out.decode("utf-8", "replace").splitlines()
                if line.startswith(ANSWER)]
     try:
@@ -201,12 +254,14 @@ def certify_in_child(module_name: str, declared: frozenset[str], *,
                           time.perf_counter() - started,
                           None if data["selftest_ms"] is None else float(data["selftest_ms"]),
                           str(data["cpu"]), code, str(data["code_error"]),
-                          _origin_signature(data.get("origin_signature")))
+                          _origin_signature(data.get("origin_signature")), python)
     except (ValueError, TypeError, KeyError, AssertionError) as exc:
-        return _died(f"the certification child's answer could not be read ({exc})", started)
+        return _died(f"the certification child's answer could not be read ({exc}; "
+                     f"interpreter {python})",
+                     started, python)
     if verdict.stage not in (PASSED, UNSUPPORTED, LOAD, SELFTEST, CERTIFICATION):
-        return _died(f"the certification child answered an unknown stage {verdict.stage!r}",
-                     started)
+        return _died(f"the certification child answered an unknown stage {verdict.stage!r} "
+                     f"(interpreter {python})", started, python)
     return verdict
 
 

@@ -125,7 +125,7 @@ def _budget(raw: str) -> int | None:
     return _mebibytes(raw) if raw.strip() else None
 
 
-def _cache_dir(raw: str) -> str | None:
+def _absolute_path(raw: str) -> str | None:
     path = _ascii(raw)
     if not path:
         return None
@@ -183,9 +183,13 @@ VARIABLES: tuple[Variable, ...] = (
              f"a whole number of seconds from 1 to {MAX_CERTIFY_TIMEOUT} (no unit): how long a "
              f"third-party kernel module's certification may take in its child interpreter",
              str(DEFAULT_CERTIFY_TIMEOUT)),
-    Variable("ARGONISHCHE_CACHE_DIR", "cache_dir", _cache_dir,
+    Variable("ARGONISHCHE_CACHE_DIR", "cache_dir", _absolute_path,
              "an absolute path (ASCII): the directory argonishche keeps its certification and "
              "selection records in, instead of <the user's cache directory>/argonishche"),
+    Variable("ARGONISHCHE_CERTIFY_PYTHON", "certify_python", _absolute_path,
+             "the absolute path of a Python interpreter of this one's version that can import "
+             "argonishche, to run the certification child (unset: this Python, found from "
+             "sys.executable unless the application is frozen)"),
     Variable("ARGONISHCHE_REQUIRE_BACKENDS", "required_backends", _names,
              "comma-separated backend names, or all (argonishche.testing fails instead of "
              "skipping when one cannot run)"),
@@ -208,6 +212,7 @@ class Settings(NamedTuple):
     required_backends: frozenset[str]
     certify_timeout: int
     cache_dir: str | None
+    certify_python: str | None
     #: The variables that were set (non-empty), as given: for reports.
     given: Mapping[str, str]
 
@@ -266,6 +271,16 @@ def environment_keeping(kept: tuple[str, ...], **variables: str) -> dict[str, st
     return environ
 
 
+#: Set in a certification child's environment (argonishche._certify_launch): a process started
+#: as one never starts another.
+CERTIFICATION_CHILD_MARKER = "_ARGONISHCHE_CERTIFICATION_CHILD"
+
+
+def is_certification_child(environ: Mapping[str, str] = os.environ) -> bool:
+    """Whether this process was started as a certification child."""
+    return bool(environ.get(CERTIFICATION_CHILD_MARKER))
+
+
 def user_cache_home(environ: Mapping[str, str] = os.environ) -> str | None:
     """The user's cache directory: ``$XDG_CACHE_HOME`` if absolute (as the XDG Base Directory
     specification says), else ``~/.cache``; None without a home directory.  An empty ``HOME``
@@ -286,7 +301,7 @@ def records_home(environ: Mapping[str, str] = os.environ) -> tuple[str | None, s
     raw = environ.get("ARGONISHCHE_CACHE_DIR", "")
     if raw.strip():
         try:
-            path = _cache_dir(raw) if raw.isascii() else None
+            path = _absolute_path(raw) if raw.isascii() else None
         except ValueError:
             path = None
         if path is None:  # parse() refuses it at first use, naming the variable

@@ -20,7 +20,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("_settings", "_work_memory", "hookspecs", "_entry_points", "_params", "_phc", "_driver",
      "_hash_parameters", "_backend_declarations"),
     ("_cpu", "_kernel_table", "_records", "_selftest", "_certify_blake2b", "_certify",
-     "_certify_child", "_allocators"),
+     "_certify_child", "_certify_launch", "_allocators"),
     ("_discovery", "_backend_checks", "_selection_record", "_selection"),
     ("_registry", "_witness"),
     ("_argon2", "_blake2", "_info"),

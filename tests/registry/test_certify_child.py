@@ -22,7 +22,8 @@ import pytest
 from support import REF_SOURCE, FakeEntryPoint, compiled_backend, make_registry, run_python, \
     state_of
 
-from argonishche import _backend_checks, _certify, _certify_child, _cli, _cpu, _records, _settings
+from argonishche import _backend_checks, _certify, _certify_child, _certify_launch, _cli, _cpu, \
+    _records, _settings
 from argonishche import hookspecs
 from argonishche.exceptions import SettingError
 
@@ -257,7 +258,9 @@ def test_the_child_gets_the_settings_and_the_path_it_needs(monkeypatch):
     environ = _certify_child.child_environment({"ARGONISHCHE_DISABLE_CPU_FEATURES": "avx2"})
     assert environ["ARGONISHCHE_DISABLE_CPU_FEATURES"] == "avx2"
     assert "SECRET_TOKEN" not in environ
-    assert environ["PYTHONPATH"].split(os.pathsep)[0] == os.path.abspath(sys.path[0] or ".")
+    assert "PYTHONPATH" not in environ  # the path is an argument: -I would ignore PYTHONPATH
+    path = json.loads(_certify_launch.parent_path())["path"]
+    assert path[0] == os.path.abspath(sys.path[0] or ".")
 
 
 @pytest.mark.parametrize("value", ["0", "abc", "1.5", "\uff11\uff12", "86401", "-3"])

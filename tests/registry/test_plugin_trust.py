@@ -29,11 +29,11 @@ from plugin_wheels import (
     Plugin,
     backend_plugin,
     certification_records,
+    kernel_plugin,
     records,
     run,
     run_command,
 )
-from plugin_wheels import kernel_plugin as _kernel_plugin
 from support import load_tool
 
 
@@ -92,27 +92,27 @@ def _shim(version: str, *defines: str) -> Plugin:
 #: The third-party plugins, by key.  A run of 8,193 blocks or more in one F call is one the quick
 #: self-test cannot afford and certification covers (a message over 1 MiB).
 PLUGINS = {
-    "timebomb": _kernel_plugin("timebomb", "TRUST_G_AFTER_CALLS (1ULL << 20)"),
-    "far_g": _kernel_plugin("far_g", "TRUST_G_BEHIND 70000"),
-    "long_f": _kernel_plugin("long_f", "TRUST_F_RUN_FROM 32000"),
+    "timebomb": kernel_plugin("timebomb", "TRUST_G_AFTER_CALLS (1ULL << 20)"),
+    "far_g": kernel_plugin("far_g", "TRUST_G_BEHIND 70000"),
+    "long_f": kernel_plugin("long_f", "TRUST_F_RUN_FROM 32000"),
     "shim_v1": _shim("1.0"),
     "shim_v2": _shim("2.0", "TRUST_F_RUN_FROM 8193"),
-    "swap": _kernel_plugin("swap", before=SWAP_AT_IMPORT),
-    "swap_new": _kernel_plugin("swap", "TRUST_F_RUN_FROM 8193", version="1.1"),
-    "right": _kernel_plugin("right"),
-    "wrong": _kernel_plugin("wrong", "TRUST_F_RUN_FROM 8193"),
+    "swap": kernel_plugin("swap", before=SWAP_AT_IMPORT),
+    "swap_new": kernel_plugin("swap", "TRUST_F_RUN_FROM 8193", version="1.1"),
+    "right": kernel_plugin("right"),
+    "wrong": kernel_plugin("wrong", "TRUST_F_RUN_FROM 8193"),
     "patch": Plugin("trust-patch", "trust_patch",
                     {"a_patch_the_checks": "trust_patch.patch", "patched": "trust_patch"},
                     kernels=(Kernels("_kernels", ("TRUST_F_RUN_FROM 8193",)),),
                     files={"__init__.py": backend_plugin("patched", "trust_patch._kernels"),
                            "patch.py": PATCH_THE_CHECKS}),
-    "undeclared": _kernel_plugin("undeclared", "TRUST_AVX512_IN_G",
-                                 cpu_features=("avx", "avx2")),
-    "trap": _kernel_plugin("trap", "TRUST_F_TRAP_FROM 8193"),
-    "hang": _kernel_plugin("hang", "TRUST_F_HANG_FROM 8193"),
-    "scalar2": _kernel_plugin("scalar2"),
+    "undeclared": kernel_plugin("undeclared", "TRUST_AVX512_IN_G",
+                                cpu_features=("avx", "avx2")),
+    "trap": kernel_plugin("trap", "TRUST_F_TRAP_FROM 8193"),
+    "hang": kernel_plugin("hang", "TRUST_F_HANG_FROM 8193"),
+    "scalar2": kernel_plugin("scalar2"),
     # Registers the same backend name, from an entry point that sorts before the real one's.
-    "squatter": _kernel_plugin("squatter", backend="scalar2", entry_point="a_scalar2"),
+    "squatter": kernel_plugin("squatter", backend="scalar2", entry_point="a_scalar2"),
 }
 
 def mentions_a_failure_remembered(reason: str) -> bool:
