@@ -22,7 +22,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import subprocess
@@ -145,12 +144,13 @@ def candidates(configured: str | None) -> list[tuple[str, str]]:
 
 
 def _record_path(path: str) -> str | None:
-    from . import _records
+    from . import _certify, _records
 
     directory = _records.directory("interpreters")
-    key = hashlib.blake2b(f"{os.path.realpath(path)}\0{identity()}".encode(),
-                          digest_size=16).hexdigest()
-    return None if directory is None else os.path.join(directory, key)
+    if directory is None:
+        return None
+    return os.path.join(directory, _certify.digest([f"{os.path.realpath(path)}\0{identity()}"
+                                                   .encode()])[:32])
 
 
 def _signature(path: str) -> str:
