@@ -4,7 +4,8 @@
 * **The interpreter is chosen, not assumed.**  ``ARGONISHCHE_CERTIFY_PYTHON`` names one (and
   then only that one is tried).  Otherwise ``sys.executable``, unless the application is frozen
   (``sys.frozen``: ``sys.executable`` is the application itself, which would run its own main
-  again), then ``sys._base_executable``, then ``pythonX.Y`` under ``sys.base_exec_prefix``.
+  again), then ``sys._base_executable``, then ``pythonX.Y`` under ``sys.base_exec_prefix``;
+  any whose file name is not a Python's (an embedding host's, ``uwsgi``) is tried last.
 * **A candidate proves itself at once.**  The child's bootstrap (``-c``) prints a handshake line
   naming its implementation, version and ABI before it imports anything, so a host binary
   (uWSGI's, Apache's) that never exits is killed after :data:`STARTUP_TIMEOUT` seconds, not after
@@ -140,7 +141,15 @@ def candidates(configured: str | None) -> list[tuple[str, str]]:
         if path and os.path.isfile(path) and os.path.realpath(path) not in seen:
             seen.add(os.path.realpath(path))
             unique.append((path, origin))
-    return unique
+    # A host binary (uwsgi, httpd) costs a whole handshake timeout to rule out, in every process
+    # when no cache can remember it: one not named like a Python is tried last.
+    return sorted(unique, key=lambda candidate: not named_like_python(candidate[0]))
+
+
+def named_like_python(path: str) -> bool:
+    """Whether *path*'s file name is a Python interpreter's (python3.12, pypy3, python.exe)."""
+    name = os.path.basename(path).lower()
+    return name.startswith(("python", "pypy"))
 
 
 def _record_path(path: str) -> str | None:

@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 import plugin_wheels
+from argonishche._certify_launch import STARTUP_TIMEOUT
 from plugin_wheels import environment, kernel_plugin
 
 RUN_TIMEOUT = 180  # seconds for one fresh interpreter; a hang is a failure
@@ -147,19 +148,20 @@ def test_a_frozen_application_is_not_run_again_to_certify(sites, tmp_path, cache
 # ---- an embedding host ----------------------------------------------------------------------
 
 
-def host_binaries(tmp_path: Path) -> dict[str, tuple[Path, Path]]:
-    """{kind: (a host binary that counts its runs, the count file)}."""
+def host_binaries(tmp_path: Path, name: str = "uwsgi") -> dict[str, tuple[Path, Path]]:
+    """{kind: (a host binary called *name* that counts its runs, the count file)}."""
     runs = tmp_path / "host-runs"
-    return {"never-exits": (script(tmp_path / "uwsgi", f"echo run >> {runs}\nexec sleep 600\n"),
+    return {"never-exits": (script(tmp_path / name, f"echo run >> {runs}\nexec sleep 600\n"),
                             runs),
-            "false": (script(tmp_path / "false", f"echo run >> {runs}\nexec /bin/false\n"),
+            "false": (script(tmp_path / f"{name}-false", f"echo run >> {runs}\nexec /bin/false\n"),
                       runs)}
 
 
 @pytest.mark.parametrize("kind", ["never-exits", "false"])
 def test_an_embedding_hosts_binary_is_tried_once_then_this_python_certifies(
         sites, tmp_path, cache, kind):
-    host, runs = host_binaries(tmp_path)[kind]
+    # Named like a Python, so it is tried first (a host named otherwise is tried last: below).
+    host, runs = host_binaries(tmp_path, "python3-embedded")[kind]
     before = f"sys.executable = {str(host)!r}\n"
     first = run_app(tmp_path, cache, sites["right"], "host_right", before)
     assert first["seconds"] < FIRST_HASH_AT_MOST, first
@@ -172,6 +174,20 @@ def test_an_embedding_hosts_binary_is_tried_once_then_this_python_certifies(
     assert runs.read_text().count("run") == 1, (
         f"the host binary was tried again: {first}, {second}, "
         f"{sorted(p.name for p in (cache / 'argonishche').rglob('*'))}")
+
+
+def test_a_host_binary_not_named_like_a_python_is_tried_last(sites, tmp_path):
+    # Without a writable cache nothing is remembered: every process would pay the handshake's
+    # timeout for uwsgi's binary if it were tried first.
+    host, runs = host_binaries(tmp_path)["never-exits"]
+    unwritable = tmp_path / "a-file"
+    unwritable.write_text("")
+    for _ in range(2):
+        out = run_app(tmp_path, unwritable / "cache", sites["right"], "host_right",
+                      f"sys.executable = {str(host)!r}\n")
+        assert out["state"] == "selected" and out["right"], out
+        assert out["seconds"] < STARTUP_TIMEOUT, out
+    assert not runs.exists(), "the host binary was run"
 
 
 @pytest.mark.parametrize("kind, why", [("never-exits", "did not answer within 5 s"),
