@@ -2,14 +2,15 @@
 
     python tools/pwdlib_suite/run.py WORKDIR [pytest options]
 
-For tox -e pwdlib-suite: an env with pwdlib (without its argon2 extra) and bcrypt, and no
-argon2-cffi.  The sdist's ``tests/`` are extracted under WORKDIR (never into this repository)
+For tox -e pwdlib-suite and -e pwdlib-suite-newest: an env with pwdlib (without its argon2
+extra) at one of VERSIONS, and bcrypt, and no argon2-cffi.  The sdist's ``tests/`` are extracted under WORKDIR (never into this repository)
 and run with pwdlib_redirect.py, which makes ``pwdlib.hashers.argon2.Argon2Hasher``
 ``argonishche.contrib.pwdlib.Argon2Hasher``.  Run: tests/hashers/test_argon2.py (the hasher) and
 tests/test_hash.py (``PasswordHash`` with it and pwdlib's bcrypt hasher).  The counts (passed,
 skipped with reasons, failed, expected-different with explanations) are printed and written to
-WORKDIR/pwdlib-suite.json.  The version is pinned, as in tox.ini's deps: the plugin's lists are
-written against this release's tests; move both pins together, deliberately.
+WORKDIR/pwdlib-suite.json.  The versions are pinned, as in tox.ini's deps (the oldest and the
+newest release the hasher follows): the plugin's lists are written against those releases'
+tests; move a pin here and in tox.ini together, deliberately.
 """
 
 from __future__ import annotations
@@ -24,19 +25,27 @@ import tarfile
 from collections import Counter
 from pathlib import Path
 
-VERSION = "0.3.1"
+# pwdlib 0.3.1: verify answers False for a malformed hash; 0.4.2: HashVerificationError.
+VERSIONS = ("0.3.1", "0.4.2")
 TEST_FILES = ("tests/hashers/test_argon2.py", "tests/test_hash.py")
 HERE = Path(__file__).resolve().parent
 
 
+def installed_version() -> str | None:
+    try:
+        return importlib.metadata.version("pwdlib")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
 def check_environment() -> str | None:
     """Why this env cannot prove the hasher works without argon2-cffi, or None if it can."""
-    try:
-        installed = importlib.metadata.version("pwdlib")
-    except importlib.metadata.PackageNotFoundError:
+    installed = installed_version()
+    if installed is None:
         return "pwdlib is not installed"
-    if installed != VERSION:
-        return f"pwdlib {installed} is installed; the tests fetched are {VERSION}'s"
+    if installed not in VERSIONS:
+        return (f"pwdlib {installed} is installed; the suite's lists are written for "
+                f"{', '.join(VERSIONS)}")
     if importlib.util.find_spec("argon2") is not None:
         return "argon2 is importable here: the env must not have argon2-cffi"
     try:
@@ -46,23 +55,23 @@ def check_environment() -> str | None:
     return "argon2-cffi's metadata is installed: the env must not have argon2-cffi"
 
 
-def fetch(workdir: Path) -> Path:
+def fetch(workdir: Path, version: str) -> Path:
     """The directory holding the sdist's tests/ (downloaded once)."""
-    root = workdir / f"pwdlib-{VERSION}"
+    root = workdir / f"pwdlib-{version}"
     if not (root / "tests").is_dir():
         subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
-                        "--no-binary", ":all:", "--dest", str(workdir), f"pwdlib=={VERSION}"],
+                        "--no-binary", ":all:", "--dest", str(workdir), f"pwdlib=={version}"],
                        check=True, timeout=600)
-        with tarfile.open(workdir / f"pwdlib-{VERSION}.tar.gz") as sdist:
+        with tarfile.open(workdir / f"pwdlib-{version}.tar.gz") as sdist:
             members = [member for member in sdist.getmembers()
                        if member.name.startswith(f"{root.name}/tests/")]
             sdist.extractall(workdir, members=members, filter="data")
     return root
 
 
-def summarize(outcomes: dict[str, dict[str, str]]) -> str:
+def summarize(outcomes: dict[str, dict[str, str]], version: str) -> str:
     counts = Counter(entry["outcome"] for entry in outcomes.values())
-    lines = [f"pwdlib {VERSION}'s tests against argonishche.contrib.pwdlib.Argon2Hasher: "
+    lines = [f"pwdlib {version}'s tests against argonishche.contrib.pwdlib.Argon2Hasher: "
              + ", ".join(f"{counts[name]} {name}" for name in
                          ("passed", "skipped", "failed", "expected-different"))]
     for name in ("skipped", "expected-different", "failed"):
@@ -81,7 +90,9 @@ def main(argv: list[str]) -> int:
         return 2
     workdir = Path(argv[0]).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
-    root = fetch(workdir)
+    version = installed_version()
+    assert version is not None  # check_environment saw it
+    root = fetch(workdir, version)
     report = workdir / "pwdlib-suite.json"
     report.unlink(missing_ok=True)
     # pwdlib's pyproject.toml is not used: its addopts need pytest-cov.  Strict xfails, so an
@@ -98,7 +109,7 @@ def main(argv: list[str]) -> int:
         print("pwdlib-suite: no report was written", file=sys.stderr)
         return status or 1
     outcomes = json.loads(report.read_text())
-    print(summarize(outcomes))
+    print(summarize(outcomes, version))
     if not any(entry["outcome"] == "passed" for entry in outcomes.values()):
         return status or 1  # nothing ran: never a pass
     return status

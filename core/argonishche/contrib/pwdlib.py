@@ -24,18 +24,28 @@ costs from the stored string, which a tampered row or an imported dump controls:
 runs ``t=4294967295`` as written (for hours), and raises ``UnicodeEncodeError`` for a string with
 non-ASCII digits in it.  Here every stored hash is read within ``Argon2Hasher.limits`` (an
 :class:`argonishche.Limits`, default ``Limits()``), before anything is allocated, its length
-before it is even parsed:
+before it is even parsed.
 
-- ``verify`` answers False for a wrong password and for any hash it can never run here:
-  malformed, over the limits, or within them but asking for more than the process's whole
-  work-memory budget (a :class:`argonishche.MemoryBudgetError`, which would make a login an
-  HTTP 500); but memory that is only not there now raises, since the password was not checked
-  and False would refuse a right one: :class:`argonishche.MemoryBudgetTimeout` (a
-  ``TimeoutError``) after waiting too long for room in a busy server's budget, and
-  :class:`argonishche.ArgonishcheMemoryError` when the OS refuses memory within the budget
-  (answer them with HTTP 503, as FastAPI's exception handlers can);
-- ``check_needs_rehash`` answers True for any hash other than one this hasher would make,
-  including those it cannot read (pwdlib's raises for some of those, answers True for others).
+Errors follow the installed pwdlib, told apart by the exceptions it has (looked up when one is
+needed: importing this module still imports no pwdlib):
+
+- pwdlib 0.4 and later (``pwdlib.exceptions.HashVerificationError`` exists): ``verify`` answers
+  False for a wrong password only.  A hash it can never run here raises
+  ``HashVerificationError`` (its ``__cause__`` says why): malformed, over the limits, or within
+  them but asking for more than the process's whole work-memory budget (a
+  :class:`argonishche.MemoryBudgetError`).  ``hash`` raises ``HashGenerationError`` for a salt
+  it cannot use (shorter than 8 bytes) or a failure of the C driver;
+- pwdlib 0.3 (neither exception), or no pwdlib installed: ``verify`` answers False for those
+  hashes too, as pwdlib 0.3's hasher does for a malformed one, and ``hash`` raises
+  :class:`argonishche.ParameterError` for such a salt.
+
+With either, memory that is only not there now raises, since the password was not checked and
+False would refuse a right one: :class:`argonishche.MemoryBudgetTimeout` (a ``TimeoutError``)
+after waiting too long for room in a busy server's budget, and
+:class:`argonishche.ArgonishcheMemoryError` when the OS refuses memory within the budget (answer
+them with HTTP 503, as FastAPI's exception handlers can).  ``check_needs_rehash`` answers True
+for any hash other than one this hasher would make, including those it cannot read (pwdlib's
+raises for some of those, answers True for others).
 
 An argon2-cffi ``argon2.Type`` member is accepted as ``type`` (read by its name), so code that
 passed one keeps working where argon2-cffi is installed.
@@ -44,6 +54,7 @@ passed one keeps working where argon2-cffi is installed.
 from __future__ import annotations
 
 import enum
+import importlib
 import re
 
 from argonishche import Limits, PasswordHasher, Type
@@ -55,7 +66,15 @@ from argonishche._password_hasher import (
     DEFAULT_RANDOM_SALT_LENGTH,
     DEFAULT_TIME_COST,
 )
-from argonishche.exceptions import InvalidHashError, MemoryBudgetError, VerificationError
+from argonishche.exceptions import (
+    HashingError,
+    InvalidHashError,
+    MemoryBudgetError,
+    ParameterError,
+    ParameterTypeError,
+    VerificationError,
+    VerifyMismatchError,
+)
 
 __all__ = ["Argon2Hasher"]
 
@@ -71,6 +90,20 @@ def _require_str_or_bytes(value: object, name: str) -> None:
     # pwdlib's own check and message: callers (and pwdlib's tests) match on the text.
     if not isinstance(value, (str, bytes)):
         raise TypeError(f"{name} must be str or bytes")
+
+
+def _pwdlib_exception(name: str) -> type[Exception] | None:
+    """pwdlib's exception class *name* if the installed pwdlib has it (0.4 on), else None.
+
+    Imported when an error needs it, not with this module: one without pwdlib stays importable,
+    and the answer follows the pwdlib installed rather than the one seen first.
+    """
+    try:
+        exceptions = importlib.import_module("pwdlib.exceptions")
+    except ImportError:
+        return None
+    found = getattr(exceptions, name, None)
+    return found if isinstance(found, type) and issubclass(found, Exception) else None
 
 
 def _argon2_type(value: TypeLike | enum.Enum) -> TypeLike:
@@ -91,8 +124,8 @@ class Argon2Hasher:
                  *, limits: Limits | None = None) -> None:
         """Arguments as pwdlib's; invalid costs are refused here (a ParameterError).
 
-        :param limits: the most a stored hash may ask for before ``verify`` answers False
-            unrun (default ``argonishche.Limits()``, which admits every published profile).
+        :param limits: the most a stored hash may ask for before ``verify`` refuses it unrun
+            (default ``argonishche.Limits()``, which admits every published profile).
             This hasher's own costs must be within them (else UnsupportedParametersError).
         """
         self._hasher = PasswordHasher(time_cost, memory_cost, parallelism, hash_len, salt_len,
@@ -120,23 +153,44 @@ class Argon2Hasher:
         return _SHAPE.fullmatch(hash) is not None
 
     def hash(self, password: str | bytes, *, salt: bytes | None = None) -> str:
-        """A PHC string for *password* with a fresh random salt (or *salt*: at least 8 bytes)."""
+        """A PHC string for *password* with a fresh random salt (or *salt*: at least 8 bytes).
+
+        A salt that cannot be used, or a failure of the C driver, raises pwdlib 0.4's
+        ``HashGenerationError`` (from the ParameterError or HashingError), with pwdlib 0.3 the
+        error itself.
+        """
         _require_str_or_bytes(password, "password")
-        return self._hasher.hash(password, salt=salt)
+        try:
+            return self._hasher.hash(password, salt=salt)
+        except ParameterTypeError:
+            raise  # a salt that is not bytes: a TypeError, as from pwdlib's own hasher
+        except (ParameterError, HashingError) as error:
+            generation_error = _pwdlib_exception("HashGenerationError")
+            if generation_error is None:
+                raise
+            raise generation_error() from error
 
     def verify(self, password: str | bytes, hash: str | bytes) -> bool:  # noqa: A002
-        """True if *password* matches *hash*; False if not, or if *hash* cannot be run here."""
+        """True if *password* matches *hash*, False if not.
+
+        A hash that can never be run here (malformed, over the limits, or more memory than the
+        whole budget) raises pwdlib 0.4's ``HashVerificationError``; with pwdlib 0.3 it is False.
+        """
         _require_str_or_bytes(password, "password")
         _require_str_or_bytes(hash, "hash")
         try:
             return self._hasher.verify(hash, password)
-        except VerificationError:  # a wrong password, an unreadable hash (InvalidHashError),
-            return False           # or one over the limits (LimitExceededError)
-        except MemoryBudgetError:
-            # Within the limits but more than the process's whole budget: no password can ever
-            # be checked against it here, so none matches (a login refused, not an HTTP 500).
-            # Memory that is only not there now raises: the password was not checked.
+        except VerifyMismatchError:
             return False
+        except (VerificationError, MemoryBudgetError) as error:
+            # No password can ever be checked against this hash here.  pwdlib 0.4 says so with
+            # HashVerificationError, so no server answers "wrong password" for it; pwdlib 0.3
+            # has no such error and answers False.  MemoryBudgetTimeout and other memory errors
+            # (only not there now) are neither: they raise as themselves, for an HTTP 503.
+            verification_error = _pwdlib_exception("HashVerificationError")
+            if verification_error is None:
+                return False
+            raise verification_error() from error
 
     def check_needs_rehash(self, hash: str | bytes) -> bool:  # noqa: A002
         """True if *hash* was not made with this hasher's parameters, or cannot be read."""
