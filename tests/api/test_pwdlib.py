@@ -1,6 +1,8 @@
 """argonishche.contrib.pwdlib.Argon2Hasher through pwdlib's own PasswordHash, against pwdlib's
 stock Argon2Hasher (argon2-cffi): the same strings both ways, the same answers, and stored hashes
-that cannot be run answered False, fast, without the memory they ask for.
+that cannot be run refused fast, without the memory they ask for: pwdlib 0.4's
+HashVerificationError, or False with pwdlib 0.3 (emulated here by taking pwdlib 0.4's two
+exceptions out of pwdlib.exceptions, which is how the hasher tells the releases apart).
 
 pwdlib's own argon2 tests run against the hasher in tox -e pwdlib-suite (tools/pwdlib_suite).
 """
@@ -18,14 +20,45 @@ from pwdlib.hashers import HasherProtocol  # noqa: E402
 from pwdlib.hashers.argon2 import Argon2Hasher as StockArgon2Hasher  # noqa: E402
 
 import argonishche  # noqa: E402
-from argonishche import Limits  # noqa: E402
+from argonishche import Limits, MemoryBudgetError  # noqa: E402
 from argonishche._argon2 import params_of  # noqa: E402
 from argonishche.contrib.pwdlib import Argon2Hasher  # noqa: E402
+from argonishche.exceptions import InvalidHashError, ParameterError  # noqa: E402
 from support import run_python  # noqa: E402
 
 # Costs small enough that a test makes dozens of hashes in well under a second.
 CHEAP = {"time_cost": 1, "memory_cost": 64, "parallelism": 1}
 PASSWORD = "correct horse battery staple"
+# pwdlib 0.4's own test of a malformed hash (tests/test_hash.py): a 5-byte salt.
+MALFORMED = "$argon2id$v=19$m=65536,t=3,p=4$invalid$invalid"
+PWDLIB_04_ERRORS = ("HashVerificationError", "HashGenerationError")
+requires_pwdlib_04 = pytest.mark.skipif(
+    not hasattr(pwdlib.exceptions, "HashVerificationError"),
+    reason="pwdlib 0.4's HashVerificationError: the installed pwdlib is older")
+
+
+@pytest.fixture(params=["0.3", "0.4"])
+def pwdlib_release(request, monkeypatch):
+    """The pwdlib release whose errors the hasher is to follow: the installed one for 0.4,
+    and for 0.3 the installed one without 0.4's two exceptions (as pwdlib 0.3.1's module is)."""
+    if request.param == "0.3":
+        for name in PWDLIB_04_ERRORS:
+            monkeypatch.delattr(pwdlib.exceptions, name, raising=False)
+    elif not hasattr(pwdlib.exceptions, "HashVerificationError"):
+        pytest.skip("pwdlib 0.4's HashVerificationError: the installed pwdlib is older")
+    return request.param
+
+
+def assert_refused(release, verify, *arguments, cause=InvalidHashError):
+    """*verify* (a hasher's or PasswordHash's verify or verify_and_update) refuses a stored hash
+    it cannot run: pwdlib 0.4's HashVerificationError from *cause*, pwdlib 0.3's False."""
+    if release == "0.3":
+        answer = verify(*arguments)
+        assert answer in (False, (False, None)), answer
+    else:
+        with pytest.raises(pwdlib.exceptions.HashVerificationError) as raised:
+            verify(*arguments)
+        assert isinstance(raised.value.__cause__, cause), repr(raised.value.__cause__)
 
 
 def test_password_hash_hashes_verifies_and_updates_with_our_hasher():
@@ -171,12 +204,12 @@ def test_argon2_cffis_type_member_is_read_by_its_name():
                             "hash_len=32, salt_len=16, type='d')")
 
 
-def test_tighter_limits_refuse_a_stored_hash_over_them():
+def test_tighter_limits_refuse_a_stored_hash_over_them(pwdlib_release):
     stored = Argon2Hasher(**CHEAP).hash(PASSWORD)
     tight = Argon2Hasher(time_cost=1, memory_cost=32, parallelism=1,
                          limits=Limits(max_memory_cost=32))
     assert tight.limits.max_memory_cost == 32
-    assert tight.verify(PASSWORD, stored) is False
+    assert_refused(pwdlib_release, tight.verify, PASSWORD, stored)
     assert tight.check_needs_rehash(stored) is True
     assert Argon2Hasher(**CHEAP, limits=Limits(max_memory_cost=64)).verify(PASSWORD, stored)
 
@@ -202,58 +235,157 @@ HOSTILE = {
 }
 
 
-def test_hostile_stored_hashes_are_false_fast_and_need_a_rehash():
+# In a child: pwdlib 0.3 emulated as the pwdlib_release fixture does; an answer, or the error
+# raised and its cause.
+CHILD_PRELUDE = """
+    import pwdlib.exceptions
+    if {release!r} == "0.3":
+        for name in {names!r}:
+            delattr(pwdlib.exceptions, name)
+
+    def outcome(call, *arguments):
+        try:
+            return call(*arguments)
+        except Exception as error:
+            return [type(error).__name__, type(error.__cause__).__name__]
+    """
+
+
+def refusal(release, cause):
+    return False if release == "0.3" else ["HashVerificationError", cause]
+
+
+def test_hostile_stored_hashes_are_refused_fast_and_need_a_rehash(pwdlib_release):
     # In a child with a timeout: a hasher that ran these costs would take hours, not fail.
-    result = run_python(f"""
-        import json, sys, time
-        from pwdlib import PasswordHash
-        from argonishche.contrib.pwdlib import Argon2Hasher
-        context = PasswordHash((Argon2Hasher(),))
-        hasher = context.current_hasher
-        answers = {{}}
-        for name, stored in {HOSTILE!r}.items():
-            if isinstance(stored, tuple):
-                stored = stored[0] + "A" * stored[1]
-            for form in (stored, stored.encode()):
-                started = time.perf_counter()
-                answer = (hasher.identify(form), context.verify("pw", form),
-                          context.verify_and_update("pw", form), hasher.check_needs_rehash(form))
-                answers[name] = [*answer, time.perf_counter() - started]
-        print(json.dumps(answers))
-        """, timeout=120)
+    result = run_python(CHILD_PRELUDE.format(release=pwdlib_release, names=PWDLIB_04_ERRORS) + f"""
+    import json, sys, time
+    from pwdlib import PasswordHash
+    from argonishche.contrib.pwdlib import Argon2Hasher
+    context = PasswordHash((Argon2Hasher(),))
+    hasher = context.current_hasher
+    answers = {{}}
+    for name, stored in {HOSTILE!r}.items():
+        if isinstance(stored, tuple):
+            stored = stored[0] + "A" * stored[1]
+        for form in (stored, stored.encode()):
+            started = time.perf_counter()
+            answer = (hasher.identify(form), outcome(context.verify, "pw", form),
+                      outcome(context.verify_and_update, "pw", form),
+                      hasher.check_needs_rehash(form))
+            answers[name] = [*answer, time.perf_counter() - started]
+    print(json.dumps(answers))
+    """, timeout=120)
     assert result.returncode == 0, result.stderr
     answers = json.loads(result.stdout)
     assert set(answers) == set(HOSTILE)
     for name, (identified, verified, updated, needs_rehash, seconds) in answers.items():
-        assert identified is True, name  # pwdlib's shape: the hasher is asked, and says no
-        assert (verified, updated, needs_rehash) == (False, [False, None], True), name
+        assert identified is True, name  # pwdlib's shape: the hasher is asked, and refuses
+        if pwdlib_release == "0.3":
+            assert (verified, updated) == (False, [False, None]), name
+        else:  # unreadable, or over the limits (a LimitExceededError, an InvalidHashError)
+            assert verified == updated, name
+            assert verified in (refusal("0.4", "InvalidHashError"),
+                                refusal("0.4", "LimitExceededError")), name
+        assert needs_rehash is True, name
         assert seconds < 2.0, (name, seconds)  # generous: each takes microseconds to ~0.1 s
 
 
-def test_a_stored_hash_within_the_limits_but_over_the_memory_at_hand_is_false():
+def test_a_stored_hash_within_the_limits_but_over_the_memory_at_hand_is_refused(pwdlib_release):
     # m=4 GiB is within Limits() (twice RFC 9106's first profile): in a process whose address
-    # space is capped at 1 GiB the work memory cannot be had, and a login must be refused with
-    # False, not fail with a MemoryError.
+    # space is capped at 1 GiB the work memory cannot be had, and a login must be refused
+    # (False, or pwdlib 0.4's HashVerificationError), not fail with a MemoryError.
     stored = f"$argon2id$v=19$m=4194304,t=1,p=1${SALT}${TAG}"
-    result = run_python(f"""
-        import resource, time
-        from argonishche.contrib.pwdlib import Argon2Hasher
-        hasher = Argon2Hasher()
-        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
-        started = time.perf_counter()
-        print(hasher.verify("pw", {stored!r}), time.perf_counter() - started)
-        """, timeout=120)
+    result = run_python(CHILD_PRELUDE.format(release=pwdlib_release, names=PWDLIB_04_ERRORS) + f"""
+    import json, resource, time
+    from argonishche.contrib.pwdlib import Argon2Hasher
+    hasher = Argon2Hasher()
+    resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+    started = time.perf_counter()
+    print(json.dumps([outcome(hasher.verify, "pw", {stored!r}), time.perf_counter() - started]))
+    """, timeout=120)
     assert result.returncode == 0, result.stderr
-    answer, seconds = result.stdout.split()
-    assert answer == "False"
-    assert float(seconds) < 5.0
+    answer, seconds = json.loads(result.stdout)
+    assert answer == refusal(pwdlib_release, "MemoryBudgetError")
+    assert seconds < 5.0
 
 
-def test_unreadable_hashes_need_a_rehash_and_never_raise():
+def test_unreadable_hashes_need_a_rehash_and_are_refused(pwdlib_release):
     hasher = Argon2Hasher(**CHEAP)
-    for stored in ("", "$argon2id$v=19$m=64,t=1,p=1", b"\xff\xfe", "$2b$12$" + "a" * 53):
+    for stored in ("", "$argon2id$v=19$m=64,t=1,p=1", b"\xff\xfe", "$2b$12$" + "a" * 53,
+                   MALFORMED):
         assert hasher.check_needs_rehash(stored) is True
-        assert hasher.verify(PASSWORD, stored) is False
+        assert_refused(pwdlib_release, hasher.verify, PASSWORD, stored)
+
+
+@requires_pwdlib_04
+@pytest.mark.parametrize("method", ["verify", "verify_and_update"])
+def test_pwdlib_04_a_malformed_hash_is_hash_verification_error_never_false(method):
+    # pwdlib 0.4's users expect a stored hash that cannot be checked to raise, not to read as a
+    # wrong password; its own test's hash, and one over the limits (which its hasher would run).
+    context = PasswordHash((Argon2Hasher(**CHEAP),))
+    over_the_limits = HOSTILE["t over the limit"]
+    for stored, cause in ((MALFORMED, InvalidHashError), (over_the_limits, InvalidHashError)):
+        for form in (stored, stored.encode()):
+            assert_refused("0.4", getattr(context, method), PASSWORD, form, cause=cause)
+    # A wrong password is still False, never an error.
+    stored = context.hash(PASSWORD)
+    assert getattr(context, method)("wrong", stored) in (False, (False, None))
+
+
+@requires_pwdlib_04
+def test_pwdlib_04_a_stored_hash_over_the_whole_memory_budget_is_hash_verification_error(
+        monkeypatch):
+    # MemoryBudgetError: no wait brings that memory, the hash can never be checked here.
+    def over_the_budget(*arguments, **keywords):
+        raise MemoryBudgetError("needs more than the whole budget")
+
+    hasher = Argon2Hasher(**CHEAP)
+    stored = hasher.hash(PASSWORD)
+    monkeypatch.setattr(hasher._hasher, "verify", over_the_budget)
+    assert_refused("0.4", hasher.verify, PASSWORD, stored, cause=MemoryBudgetError)
+
+
+@requires_pwdlib_04
+@pytest.mark.parametrize("salt", [b"x", b"1234567"], ids=["1 byte", "7 bytes"])
+def test_pwdlib_04_a_salt_too_short_is_hash_generation_error(salt):
+    hasher = Argon2Hasher(**CHEAP)
+    for hash_ in (hasher.hash, PasswordHash((hasher,)).hash):
+        with pytest.raises(pwdlib.exceptions.HashGenerationError) as raised:
+            hash_(PASSWORD, salt=salt)
+        assert isinstance(raised.value.__cause__, ParameterError)
+        assert "salt must be 8.." in str(raised.value.__cause__)
+
+
+def test_a_salt_of_the_wrong_type_is_a_type_error_with_either_release(pwdlib_release):
+    # As from pwdlib's own hasher with either release: a programming error, not a failed hash.
+    with pytest.raises(TypeError, match="salt must be bytes-like"):
+        Argon2Hasher(**CHEAP).hash(PASSWORD, salt="a str salt")
+
+
+def test_pwdlib_03_a_salt_too_short_is_argonishches_parameter_error(monkeypatch):
+    for name in PWDLIB_04_ERRORS:
+        monkeypatch.delattr(pwdlib.exceptions, name, raising=False)
+    with pytest.raises(ParameterError, match="salt must be 8.."):
+        Argon2Hasher(**CHEAP).hash(PASSWORD, salt=b"x")
+
+
+def test_without_pwdlib_a_malformed_hash_is_false_and_a_short_salt_parameter_error():
+    # The hasher used on its own where pwdlib cannot be imported: pwdlib 0.3's answers, and
+    # looking for pwdlib's exceptions does not fail.
+    result = run_python(f"""
+        import sys
+        sys.modules["pwdlib"] = None
+        from argonishche import ParameterError
+        from argonishche.contrib.pwdlib import Argon2Hasher
+        hasher = Argon2Hasher(time_cost=1, memory_cost=64, parallelism=1)
+        assert hasher.verify("pw", {MALFORMED!r}) is False
+        try:
+            hasher.hash("pw", salt=b"x")
+        except ParameterError:
+            print("ParameterError")
+        """, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ParameterError"
 
 
 def test_works_with_argon2_unimportable_and_leaves_import_argon2_alone():

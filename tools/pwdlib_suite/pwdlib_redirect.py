@@ -42,9 +42,9 @@ from argonishche.contrib.pwdlib import Argon2Hasher  # noqa: E402
 # pwdlib 0.4's tests end with `assert type(exc_info.value.__cause__) is <argon2-cffi's class>`.
 _CAUSE_DIFFERS = ("raises {raised} as pwdlib 0.4's hasher does; its __cause__ is argonishche's "
                   "{ours}, where the test asserts exactly argon2-cffi's {theirs}")
-_PATCHES_ARGON2_CFFI = ("patches argon2-cffi's PasswordHasher.verify to raise: argonishche's hasher "
-                        "calls no argon2-cffi code (its 0.4 answers to a backend error are "
-                        "tests/api/test_pwdlib.py's)")
+_PATCHES_ARGON2_CFFI = ("patches argon2-cffi's PasswordHasher.verify to raise: argonishche's "
+                        "hasher calls no argon2-cffi code (its 0.4 answers to a hash it cannot "
+                        "check are tests/api/test_pwdlib.py's)")
 
 SKIP: dict[str, dict[str, str]] = {
     "0.3.1": {},

@@ -3,14 +3,15 @@
     python tools/pwdlib_suite/run.py WORKDIR [pytest options]
 
 For tox -e pwdlib-suite and -e pwdlib-suite-newest: an env with pwdlib (without its argon2
-extra) at one of VERSIONS, and bcrypt, and no argon2-cffi.  The sdist's ``tests/`` are extracted under WORKDIR (never into this repository)
-and run with pwdlib_redirect.py, which makes ``pwdlib.hashers.argon2.Argon2Hasher``
-``argonishche.contrib.pwdlib.Argon2Hasher``.  Run: tests/hashers/test_argon2.py (the hasher) and
-tests/test_hash.py (``PasswordHash`` with it and pwdlib's bcrypt hasher).  The counts (passed,
-skipped with reasons, failed, expected-different with explanations) are printed and written to
-WORKDIR/pwdlib-suite.json.  The versions are pinned, as in tox.ini's deps (the oldest and the
-newest release the hasher follows): the plugin's lists are written against those releases'
-tests; move a pin here and in tox.ini together, deliberately.
+extra) at one of VERSIONS, and bcrypt, and no argon2-cffi.  The sdist's ``tests/`` are
+extracted under WORKDIR (never into this repository) and run with pwdlib_redirect.py, which
+makes ``pwdlib.hashers.argon2.Argon2Hasher`` ``argonishche.contrib.pwdlib.Argon2Hasher``.
+Run: tests/hashers/test_argon2.py (the hasher) and tests/test_hash.py (``PasswordHash`` with it
+and pwdlib's bcrypt hasher).  The counts (passed, skipped with reasons, failed,
+expected-different with explanations) are printed and written to WORKDIR/pwdlib-suite.json.
+The versions are pinned, as in tox.ini's deps (the oldest and the newest release the hasher
+follows): the plugin's lists are written against those releases' tests; move a pin here and in
+tox.ini together, deliberately.
 """
 
 from __future__ import annotations
