@@ -241,7 +241,7 @@ CHILD_PRELUDE = """
     import pwdlib.exceptions
     if {release!r} == "0.3":
         for name in {names!r}:
-            delattr(pwdlib.exceptions, name)
+            vars(pwdlib.exceptions).pop(name, None)
 
     def outcome(call, *arguments):
         try:

@@ -95,8 +95,8 @@ def _require_str_or_bytes(value: object, name: str) -> None:
 def _pwdlib_exception(name: str) -> type[Exception] | None:
     """pwdlib's exception class *name* if the installed pwdlib has it (0.4 on), else None.
 
-    Imported when an error needs it, not with this module: one without pwdlib stays importable,
-    and the answer follows the pwdlib installed rather than the one seen first.
+    Looked up when an error needs it, never at import: this module imports without pwdlib, and
+    with it follows whichever release is installed.
     """
     try:
         exceptions = importlib.import_module("pwdlib.exceptions")
