@@ -6,7 +6,7 @@ The names argon2-cffi 25.1 exports, with its defaults and exception hierarchy.
 as argon2-cffi does (``VerificationError`` / ``HashingError("Memory allocation error")``), where
 argonishche's own raises ``ArgonishcheMemoryError``; ``low_level`` answers so too.  Where
 argonishche is deliberately stricter (invalid parameters refused when a hasher is built, limits
-on the hashes ``verify`` reads, ...), README.md's "Coming from argon2-cffi" table lists each
+on the hashes ``verify`` reads, ...), docs/migration/argon2-cffi.md's table lists each
 difference.
 Its deprecated ``hash_password`` / ``hash_password_raw`` / ``verify_password`` are not provided.
 Code that imports ``argon2`` by name and cannot be changed: :func:`install_as_argon2`.
