@@ -7,6 +7,9 @@ argon2.exceptions import InvalidHash, VerificationError, VerifyMismatchError``, 
 argonishche wheel and advanced-alchemy (pinned, with its dependencies), by a user's script run
 with ``python -I`` in a subprocess.
 
+libpass's ``passlib.hash.argon2`` reads argon2-cffi's package metadata, which the call does not
+fake: it fails as docs/migration/argon2-cffi.md says (argonishche.contrib.passlib is the way).
+
 It makes a venv and installs from the package index, so it runs in ``tox -e argon2-apps``
 (ARGONISHCHE_ARGON2_APPS=1) on the wheel tox built (TOX_PACKAGE); by hand with that variable set
 it builds the wheel itself.  The same without a network: tests/api/test_argon2_cffi_install.py.
@@ -24,8 +27,9 @@ import pytest
 from user_venvs import ROOT, checked, fresh_venv, pip_install, run, user_environment
 
 ENABLE_ENV = "ARGONISHCHE_ARGON2_APPS"
-#: The release whose imports of argon2 this was written against.
+#: The releases whose imports of argon2 this was written against.
 ADVANCED_ALCHEMY = "advanced-alchemy==1.12.0"
+LIBPASS = "libpass==1.9.4"
 SCRIPT_TIMEOUT = 120
 
 pytestmark = pytest.mark.skipif(
@@ -101,7 +105,7 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("argon2-apps")
     path = fresh_venv(tmp / "venv")
     checked(pip_install(path, "--quiet", "--disable-pip-version-check", _wheel(tmp / "dist"),
-                        ADVANCED_ALCHEMY))
+                        ADVANCED_ALCHEMY, LIBPASS))
     return path
 
 
@@ -139,3 +143,19 @@ def test_advanced_alchemys_argon2_column_runs_on_the_drop_in(venv, tmp_path):
     assert result["drop_in"] is True
     # No argon2-cffi is installed, and install_as_argon2 does not pretend one is.
     assert result["argon2_cffi_metadata"] == "PackageNotFoundError"
+
+
+def test_libpass_argon2_fails_on_argon2_cffis_missing_metadata(venv, tmp_path):
+    # What docs/migration/argon2-cffi.md says: nothing pretends argon2-cffi is installed.
+    code = """
+from argonishche.argon2_cffi import install_as_argon2
+install_as_argon2()
+from passlib.hash import argon2
+try:
+    argon2.using(rounds=1, memory_cost=64, parallelism=1).hash("x")
+except Exception as exc:
+    print(type(exc).__name__)
+"""
+    result = checked(run([venv / "bin" / "python", "-I", "-c", code], timeout=SCRIPT_TIMEOUT,
+                         cwd=tmp_path, env=user_environment(venv, tmp_path)))
+    assert result.stdout.splitlines()[-1] == "PackageNotFoundError"
