@@ -121,12 +121,17 @@ first = {name: id(module) for name, module in sys.modules.items()
 install_as_argon2()
 again = {name: id(module) for name, module in sys.modules.items()
          if name.split(".")[0] == "argon2"}
-print(json.dumps({"errors": errors, "names": sorted(first), "unchanged": first == again}))
+del sys.modules["argon2"]  # as a test's cleanup might: the next call puts the same one back
+install_as_argon2()
+restored = {name: id(module) for name, module in sys.modules.items()
+            if name.split(".")[0] == "argon2"}
+print(json.dumps({"errors": errors, "names": sorted(first), "unchanged": first == again,
+                  "restored": first == restored}))
 """)
     assert result["errors"] == []
     assert result["names"] == ["argon2", "argon2.exceptions", "argon2.low_level",
                                "argon2.profiles"]
-    assert result["unchanged"] is True
+    assert result["unchanged"] is True and result["restored"] is True
 
 
 def test_refused_when_argon2_cffi_is_already_imported():

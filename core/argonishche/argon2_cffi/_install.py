@@ -20,8 +20,8 @@ SUBMODULES = ("exceptions", "low_level", "profiles")
 
 # Two threads calling at once must not both find nothing installed and install twice.
 _lock = threading.Lock()
-# What install_as_argon2 put in sys.modules, to tell a second call (nothing to do) from
-# argon2-cffi or anything else already imported as argon2 (refused).
+# What install_as_argon2 puts in sys.modules, made once: a second call finds only these there
+# (and puts back any removed since); anything else imported as argon2 is refused.
 _installed: dict[str, ModuleType] = {}
 
 
@@ -49,7 +49,7 @@ def install_as_argon2() -> None:
 
     For an application, or a library it uses, that imports argon2-cffi by name and cannot be
     changed.  Call it once at start-up, before anything imports ``argon2``; it is never done
-    on import of argonishche.  A second call does nothing.  ImportError if ``argon2`` (or one
+    on import of argonishche.  Calling it again is harmless.  ImportError if ``argon2`` (or one
     of its submodules) is already imported and is not what this installed: argon2-cffi's
     classes and the drop-in's would otherwise both be in use in one process.  An installed
     argon2-cffi that nothing imported yet is shadowed (its code is never run) but its package
@@ -61,17 +61,15 @@ def install_as_argon2() -> None:
     starting threads.
     """
     with _lock:
-        present = {name: module for name, module in list(sys.modules.items())
-                   if _is_argon2(name)}
-        if _installed and present == _installed:
-            return
-        if present:
-            name = "argon2" if "argon2" in present else min(present)
-            where = getattr(present[name], "__file__", None) or repr(present[name])
+        foreign = {name: module for name, module in list(sys.modules.items())
+                   if _is_argon2(name) and _installed.get(name) is not module}
+        if foreign:
+            name = "argon2" if "argon2" in foreign else min(foreign)
+            where = getattr(foreign[name], "__file__", None) or repr(foreign[name])
             raise ImportError(
                 f"{name} is already imported (from {where}): install_as_argon2() must run "
                 f"before anything imports argon2, else argon2-cffi's classes and "
                 f"argonishche.argon2_cffi's would both be in use", name="argon2")
-        tree = _tree()
-        sys.modules.update(tree)  # all entries at once: no import sees half a tree
-        _installed.update(tree)
+        if not _installed:
+            _installed.update(_tree())
+        sys.modules.update(_installed)  # all entries at once: no import sees half a tree
