@@ -31,6 +31,10 @@ myst_heading_anchors = 3
 # autodoc: signatures as written, members in source order, type hints in the signature only.
 autodoc_member_order = "bysource"
 autodoc_typehints = "signature"
+# Names imported only for type checkers (``if TYPE_CHECKING:``), which autodoc cannot import: as
+# local names for the annotations it evaluates, else it shows every annotation of that signature
+# unevaluated (aliases such as Wipe by name, unresolvable).
+autodoc_type_aliases = {"Self": "typing.Self"}
 autodoc_default_options = {"show-inheritance": True}
 
 # Every example runs against the installed argonishche, at small costs: the doctest builder

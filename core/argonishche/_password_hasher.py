@@ -10,7 +10,7 @@ from __future__ import annotations
 import codecs
 import os
 from collections.abc import Iterable
-from typing import Literal, TypedDict
+from typing import TYPE_CHECKING, Literal, TypedDict
 
 from ._argon2 import DEFAULTS, argon2_hash_encoded, argon2_verify
 from ._batch import Executor, Progress, hash_many
@@ -29,6 +29,9 @@ from ._params import (
     integer,
     resolve_limits,
 )
+
+if TYPE_CHECKING:  # typing.Self only for the checker: nothing more is imported at run time
+    from typing import Self
 
 # argon2-cffi's names for the defaults: RFC 9106's second recommended option (its "low memory"
 # profile), which argon2-cffi has used since 21.2.0.
@@ -98,10 +101,10 @@ class PasswordHasher:
 
     @classmethod
     def from_parameters(cls, params: Parameters, *, allocator: str | Allocator | None = None,
-                        wipe: Wipe = True, limits: Limits | None = None) -> PasswordHasher:
-        """A hasher making hashes with *params* (an ``argonishche.argon2_cffi.profiles`` entry,
-        or what ``extract_parameters`` read); its version is ignored, as argon2-cffi does: new
-        hashes are always version 0x13."""
+                        wipe: Wipe = True, limits: Limits | None = None) -> Self:
+        """A hasher of the class it is called on, making hashes with *params* (an
+        ``argonishche.argon2_cffi.profiles`` entry, or what ``extract_parameters`` read); its
+        version is ignored, as argon2-cffi does: new hashes are always version 0x13."""
         if not isinstance(params, Parameters):
             raise ParameterTypeError(f"params must be argonishche.argon2_cffi.Parameters, not "
                                      f"{type(params).__name__}")

@@ -15,6 +15,7 @@ import argonishche
 import argonishche.argon2_cffi as argon2
 from argonishche.argon2_cffi import Parameters, PasswordHasher, Type, extract_parameters, profiles
 from argonishche.argon2_cffi.exceptions import (
+    Argon2Error,
     HashingError,
     InvalidHash,
     InvalidHashError,
@@ -47,6 +48,24 @@ def test_it_is_argonishches_own_hasher_and_exceptions():
     assert issubclass(UnsupportedParametersError, ValueError)
     for name in argon2.__all__:
         assert getattr(argon2, name) is not None, name
+
+
+def test_argon2_error_is_the_base_of_argon2_cffis_errors():
+    # ``except argon2.exceptions.Argon2Error`` catches what it catches in argon2-cffi.
+    for error in (VerificationError, VerifyMismatchError, HashingError):
+        assert issubclass(error, Argon2Error)
+    with pytest.raises(Argon2Error):
+        PasswordHasher(**CHEAP).verify(PasswordHasher(**CHEAP).hash("right"), "wrong")
+
+
+class _SubclassedHasher(PasswordHasher):
+    pass
+
+
+def test_from_parameters_makes_the_class_it_is_called_on():
+    assert type(_SubclassedHasher.from_parameters(profiles.CHEAPEST)) is _SubclassedHasher
+    assert type(argonishche.PasswordHasher.from_parameters(profiles.CHEAPEST)) is \
+        argonishche.PasswordHasher
 
 
 @pytest.mark.parametrize("stored", [

@@ -6,6 +6,8 @@ mypy finds no other on its way up the tree), and once more in a venv that also h
 optional dependency argonishche imports when asked (the benchmark's peers, its plot, Django,
 pwdlib, pytest for argonishche.testing): an optional import must type-check whether or not it is
 installed, and never through a ``type: ignore`` that becomes an "unused ignore" error when it is.
+There, too, typing_usage_argon2_cffi.py (an argon2-cffi user's code) must pass on the drop-in and
+on argon2-cffi itself.
 
 tox -e lint runs this (ARGONISHCHE_TYPING_CHECK=1) on the wheel tox built for it (TOX_PACKAGE);
 run by hand with that variable set, it builds the wheel itself.  Elsewhere it is skipped: it
@@ -35,6 +37,10 @@ pytestmark = pytest.mark.skipif(
 OPTIONAL = {"argon2-cffi": "argon2", "pynacl": "nacl", "cryptography": "cryptography",
             "matplotlib": "matplotlib", "django": "django", "pwdlib": "pwdlib",
             "pytest": "pytest"}
+
+#: An argon2-cffi user's script on the drop-in, and the line that makes it argon2-cffi's.
+ARGON2_CFFI_USAGE = ROOT / "tests" / "project" / "typing_usage_argon2_cffi.py"
+DROP_IN_IMPORT = "import argonishche.argon2_cffi as argon2"
 
 #: A hang (pip on a dead index, mypy) fails the test instead of stalling the run.
 INSTALL_TIMEOUT = 600
@@ -106,12 +112,18 @@ def _importable(python: Path) -> set[str]:
 
 def _mypy_strict(python: Path, package: str, tmp: Path) -> subprocess.CompletedProcess[str]:
     """``mypy --strict -p package`` in *python*'s venv, from an empty directory."""
+    return _mypy_strict_on(python, ["-p", package], tmp)
+
+
+def _mypy_strict_on(python: Path, targets: list[str],
+                    tmp: Path) -> subprocess.CompletedProcess[str]:
+    """``mypy --strict targets`` in *python*'s venv, from an empty directory under *tmp*."""
     empty = tmp / "empty"
-    empty.mkdir()
+    empty.mkdir(exist_ok=True)
     config = tmp / "mypy.ini"
     config.write_text("[mypy]\n")  # mypy's defaults: no config of this project's
     return _run([str(python), "-m", "mypy", "--strict", "--config-file", str(config),
-                 "--cache-dir", str(tmp / "cache"), "-p", package], MYPY_TIMEOUT, cwd=empty)
+                 "--cache-dir", str(tmp / "cache"), *targets], MYPY_TIMEOUT, cwd=empty)
 
 
 def _assert_clean(run: subprocess.CompletedProcess[str]) -> None:
@@ -136,3 +148,16 @@ def test_mypy_strict_passes_on_the_installed_builtin_backends(venvs, tmp_path):
     # argonishche_backends ships py.typed, a promise that its own code type-checks too (mypy
     # follows argonishche's import of it silently, so the test above would not see its errors).
     _assert_clean(_mypy_strict(venvs["bare"], "argonishche_backends", tmp_path))
+
+
+@pytest.mark.parametrize("library", ["argonishche.argon2_cffi", "argon2-cffi"])
+def test_an_argon2_cffi_users_script_passes_mypy_strict(venvs, library, tmp_path):
+    # The same script on the drop-in and on argon2-cffi 25.1 itself (in the venv with the
+    # optional dependencies): code that type-checks with one must with the other.
+    source = ARGON2_CFFI_USAGE.read_text(encoding="utf-8")
+    assert source.count(DROP_IN_IMPORT) == 1, f"{ARGON2_CFFI_USAGE.name} lost its import line"
+    if library == "argon2-cffi":
+        source = source.replace(DROP_IN_IMPORT, "import argon2")
+    script = tmp_path / "argon2_cffi_user.py"
+    script.write_text(source, encoding="utf-8")
+    _assert_clean(_mypy_strict_on(venvs["optional"], [str(script)], tmp_path))

@@ -6,9 +6,10 @@ The names argon2-cffi 25.1 exports, with its defaults and exception hierarchy.
 as argon2-cffi does (``VerificationError`` / ``HashingError("Memory allocation error")``), where
 argonishche's own raises ``ArgonishcheMemoryError``; ``low_level`` answers so too.  Where
 argonishche is deliberately stricter (invalid parameters refused when a hasher is built, limits
-on the hashes ``verify`` reads, ...), README.md's "Coming from argon2-cffi" table lists each
+on the hashes ``verify`` reads, ...), docs/migration/argon2-cffi.md's table lists each
 difference.
 Its deprecated ``hash_password`` / ``hash_password_raw`` / ``verify_password`` are not provided.
+Code that imports ``argon2`` by name and cannot be changed: :func:`install_as_argon2`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from .._password_hasher import (
     DEFAULT_RANDOM_SALT_LENGTH,
     DEFAULT_TIME_COST,
 )
+from ._install import install_as_argon2
 from ._password_hasher import PasswordHasher
 from .._params import Type
 
@@ -31,5 +33,5 @@ extract_parameters = _hash_parameters.extract_parameters
 __all__ = [
     "DEFAULT_HASH_LENGTH", "DEFAULT_MEMORY_COST", "DEFAULT_PARALLELISM",
     "DEFAULT_RANDOM_SALT_LENGTH", "DEFAULT_TIME_COST", "Parameters", "PasswordHasher", "Type",
-    "exceptions", "extract_parameters", "low_level", "profiles",
+    "exceptions", "extract_parameters", "install_as_argon2", "low_level", "profiles",
 ]
