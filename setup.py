@@ -8,7 +8,6 @@ tests/project/test_packaging.py checks the tag, the file names and the symbols t
 
 import importlib.util
 import os
-import sys
 
 from setuptools import Extension, find_packages, setup
 
@@ -35,9 +34,9 @@ setup(
         define_macros=[("Py_LIMITED_API", "0x030B0000")],
         extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra"],
         # It calls nothing in libc, so the linker would record no libc at all, and auditwheel
-        # (which manylinux repair runs) refuses a module whose libc it cannot tell.
-        extra_link_args=(["-Wl,--no-as-needed", "-lc", "-Wl,--as-needed"]
-                         if sys.platform.startswith("linux") else []))],
+        # (which manylinux repair runs) refuses a module whose libc it cannot tell: linked as
+        # every kernel module is (argonishche.build, loaded by build_backends.py).
+        extra_link_args=_backends._build.libc_link_args())],
     cffi_modules=[
         "core/build_core.py:ffibuilder",
         "core/build_bench.py:ffibuilder",

@@ -96,6 +96,22 @@ def kernel_target_clang(cpu_features: Collection[str]) -> str:
     return target
 
 
+def libc_link_args() -> list[str]:
+    """Linker arguments that make a compiled module record the C library it is linked against.
+
+    A kernel module calls nothing in libc, so the linker records none (no ``DT_NEEDED`` entry),
+    and auditwheel (``show``, and the ``repair`` that makes a manylinux wheel) stops with
+    ``InvalidLibcError: couldn't detect libc for python extension``.  ``-lc`` outside
+    ``--as-needed`` records it.  Nothing runs at import that did not before (the interpreter
+    has libc loaded already), and the one libc symbol bound is the weak ``__cxa_finalize`` at
+    glibc's first version for the architecture (2.2.5 on x86-64), so no manylinux tag is lost.
+    For GNU-style linkers only: Linux builds, by the build's platform (see :func:`target_arch`).
+    """
+    if not sysconfig.get_platform().startswith("linux"):
+        return []
+    return ["-Wl,--no-as-needed", "-lc", "-Wl,--as-needed"]
+
+
 def headers_beside(directories: Collection[str]) -> list[str]:
     """The C headers in *directories*: what a build must watch besides the sources.
 
@@ -110,6 +126,9 @@ def backend_ffibuilder(module_name: str, sources: Sequence[str],
                        cpu_features: Collection[str] = (),
                        include_dirs: Sequence[str] = ()) -> FFI:
     """A cffi builder for the backend module *module_name* compiled from *sources*.
+
+    On Linux the module is linked against libc (:func:`libc_link_args`), so that auditwheel can
+    make its wheel a manylinux wheel.
 
     :param module_name: dotted name of the compiled module, e.g. ``"mypkg._kernels"``.
     :param sources: C files; one of them ends with ``ARGONISHCHE_DEFINE_KERNELS(...)``.
@@ -142,5 +161,6 @@ def backend_ffibuilder(module_name: str, sources: Sequence[str],
                        ("ARGONISHCHE_KERNEL_TARGET_CLANG",
                         f'"{kernel_target_clang(cpu_features)}"')] if target else [],
         extra_compile_args=list(COMPILE_ARGS),
+        extra_link_args=libc_link_args(),
     )
     return ffibuilder

@@ -13,6 +13,7 @@ import subprocess
 import sys
 
 import pytest
+from wheel_audit import built_modules_without_libc
 
 from argonishche import _core
 
@@ -137,6 +138,8 @@ def test_the_build_has_no_compiler_warnings(name, tmp_path):
     assert_compiled_cleanly_by(cc, log, sources=7)
     assert COMMENT_MARK[name] in comment_section(tmp_path / "lib" / "argonishche" /
                                                  "_core.abi3.so")
+    # Linked with either compiler, every module names its libc, or auditwheel refuses the wheel.
+    assert built_modules_without_libc(tmp_path / "lib") == []
 
 
 @pytest.mark.parametrize("name", COMPILERS)
@@ -147,6 +150,7 @@ def test_the_avx512_plugin_builds_without_warnings(name, tmp_path):
     assert_compiled_cleanly_by(cc, log, sources=2)  # src/avx512.c and cffi's wrapper
     assert COMMENT_MARK[name] in comment_section(tmp_path / "lib" / "argonishche_avx512" /
                                                  "_kernels.abi3.so")
+    assert built_modules_without_libc(tmp_path / "lib") == []  # argonishche.build links libc
 
 
 def installed_compiled_modules() -> list[pathlib.Path]:

@@ -4,8 +4,10 @@ tools/build_wheelhouse.py builds the core's and every plugin's wheel with build 
 plugins' isolated builds get argonishche from the wheelhouse); then, in venvs made by
 ``python -m venv`` with nothing upgraded (Python 3.11's pip 23.2 and setuptools 65.5),
 ``pip install --find-links WHEELHOUSE "argonishche[avx512]"`` and the plugins by name install,
-and argonishche finds, checks and uses them.  A plugin built without isolation where its build
-requirements are missing stops with a message saying what to do.
+and argonishche finds, checks and uses them.  Every wheel there passes ``auditwheel show`` as a
+manylinux wheel, and the plugins' ``auditwheel repair`` to manylinux2014.  A plugin built
+without isolation where its build requirements are missing stops with a message saying what to
+do.
 
 Slow (the wheelhouse compiles the core): skipped outside ``tox -e doc-commands``.
 """
@@ -21,6 +23,7 @@ from pathlib import Path
 
 from user_venvs import (ROOT, checked, fresh_venv, pip_install, run, skip_unless_slow_tests_run,
                         user_environment)
+from wheel_audit import assert_kernel_wheel_is_manylinux_ready, audit, modules_without_libc
 
 from argonishche import _cpu
 
@@ -80,6 +83,17 @@ def test_the_wheelhouse_holds_one_abi3_wheel_per_project(wheelhouse):
         wheel = wheel_of(wheelhouse, distribution)
         assert "-cp311-abi3-" in wheel.name, wheel.name
     assert len(list(wheelhouse.glob("*.whl"))) == 1 + len(PLUGINS)
+
+
+def test_auditwheel_finds_every_wheel_repairable_to_a_manylinux_tag(wheelhouse, tmp_path):
+    # The wheels as build isolation makes them: a plugin's module is linked by the
+    # argonishche.build of the core's wheel (from the wheelhouse), not of this checkout.
+    core = wheel_of(wheelhouse, "argonishche")
+    assert modules_without_libc(core) == []
+    audit(core)
+    for distribution in PLUGINS:
+        assert_kernel_wheel_is_manylinux_ready(wheel_of(wheelhouse, distribution),
+                                               tmp_path / distribution)
 
 
 def test_the_core_wheel_declares_the_avx512_extra(wheelhouse):

@@ -11,6 +11,9 @@ argonishche finds the plugin through its entry point like any installed one:
 - the kernel plugin docs/plugins.md spells out (its pyproject.toml, setup.py, plugin module and
   build script, with the template's C file): a ``cp311-abi3`` wheel whose backend loads.
 
+The template's and the guide's wheels must also pass ``auditwheel show`` and ``repair`` as
+manylinux wheels.
+
 Like tests/project/test_packaging.py, these build wheels (about ten seconds on two cores).
 """
 
@@ -26,6 +29,7 @@ from pathlib import Path
 
 import pytest
 from plugin_wheels import pip, wait_all
+from wheel_audit import assert_kernel_wheel_is_manylinux_ready
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / "plugins" / "argonishche-example"
@@ -119,6 +123,13 @@ def test_the_wheel_is_one_abi3_wheel_around_an_abi3_module(built, project, modul
     with zipfile.ZipFile(wheel) as archive:
         modules = [name for name in archive.namelist() if name.startswith(module)]
     assert modules and all(name.endswith(".abi3.so") for name in modules), modules
+
+
+@pytest.mark.parametrize("project", ["template", "guide"])
+def test_auditwheel_repairs_the_wheel_to_a_manylinux_tag(built, project, tmp_path):
+    # What a plugin author's release runs (cibuildwheel's repair): argonishche.build links every
+    # kernel module against libc, without which auditwheel cannot tell the wheel's libc at all.
+    assert_kernel_wheel_is_manylinux_ready(built[project][0], tmp_path)
 
 
 def test_the_templates_own_tests_pass_installed(built, tmp_path):
