@@ -6,8 +6,8 @@ The names argon2-cffi 25.1 exports, with its defaults and exception hierarchy.
 as argon2-cffi does (``VerificationError`` / ``HashingError("Memory allocation error")``), where
 argonishche's own raises ``ArgonishcheMemoryError``; ``low_level`` answers so too.  Where
 argonishche is deliberately stricter (invalid parameters refused when a hasher is built, limits
-on the hashes ``verify`` reads, ...), README.md's "Coming from argon2-cffi" table lists each
-difference.
+on the hashes ``verify`` reads, ...), the documentation's migration guide,
+:doc:`Migrating from argon2-cffi </migration/argon2-cffi>`, lists each difference.
 Its deprecated ``hash_password`` / ``hash_password_raw`` / ``verify_password`` are not provided.
 """
 
