@@ -15,14 +15,15 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
-from docutils import nodes
-from sphinx.application import Sphinx
-from sphinx.util import logging
+if TYPE_CHECKING:
+    from docutils import nodes
+    from sphinx.application import Sphinx
 
-logger = logging.getLogger(__name__)
+# Sphinx and docutils are imported where they are used: tests/project/test_docs_site.py checks
+# this module's finders without them.
 
 #: ``see "Testing"``, ``(see "The ABI")``, ``README.md's "Coming from argon2-cffi" table`` (and
 #: their smart-quoted forms).
@@ -82,6 +83,8 @@ def broken_links(outdir: Path) -> list[str]:
 
 def quoted_references(doctree: nodes.Node) -> list[str]:
     """The ``see "Section"`` references written as plain text in *doctree*'s prose."""
+    from docutils import nodes
+
     found = []
     for text in doctree.findall(nodes.Text):
         parent = text.parent
@@ -93,11 +96,17 @@ def quoted_references(doctree: nodes.Node) -> list[str]:
     return found
 
 
+def _logger() -> Any:
+    from sphinx.util import logging
+
+    return logging.getLogger(__name__)
+
+
 def check_doctree(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     if docname == "changelog":
         return  # the CHANGELOG is history: its entries keep the names sections had then
     for reference in quoted_references(doctree):
-        logger.warning("a cross-reference written as quoted text, %s: make it a link "
+        _logger().warning("a cross-reference written as quoted text, %s: make it a link "
                        "([text](page.md#anchor))", reference, location=docname)
 
 
@@ -105,6 +114,7 @@ def check_html(app: Sphinx, exception: BaseException | None) -> None:
     if exception is not None or app.builder.format != "html":
         return
     problems = broken_links(Path(app.outdir))
+    logger = _logger()
     for problem in problems:
         logger.warning("broken internal link: %s", problem)
     logger.info("argonishche docs: internal links checked, %d broken", len(problems))
