@@ -71,7 +71,7 @@ def plot(tables: list[dict[str, Any]], path: str, *, title: str = "", dpi: int =
             label += f", {series}"
         peer = not is_ours(subject)
         colour, marker = style[subject]
-        dashes = "--" if peer else "-"
+        dashes: Any = "--" if peer else "-"
         if len(series_names) > 1 and series_names.index(series):
             dashes = (0, (1, 1 + series_names.index(series)))
         axes.plot([x for x, _ in values], [y for _, y in values], label=label, color=colour,
