@@ -111,3 +111,44 @@ def test_the_readme_stays_short_and_links_into_the_docs():
     assert {f"docs/{name}.md" for name in REQUIRED if name != "changelog"} <= set(links), links
     missing = [link for link in links if not (ROOT / link).is_file()]
     assert not missing, f"README links to missing pages: {missing}"
+
+
+def site_links():
+    """docs/_ext/site_links.py, the check tox -e docs runs over the built site."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("site_links", DOCS / "_ext" / "site_links.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_site_check_finds_broken_links_and_anchors(tmp_path):
+    # So that the check tox -e docs runs (sphinx-build -W fails on what it finds) cannot pass by
+    # missing a broken link.
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "_static").mkdir()
+    (tmp_path / "_static" / "a.png").write_bytes(b"")
+    (tmp_path / "index.html").write_text(
+        '<h1 id="top">x</h1><a href="sub/page.html#here">ok</a><a href="#top">ok</a>'
+        '<img src="_static/a.png"><a href="https://example.org/x">external</a>'
+        '<a href="missing.html">1</a><a href="sub/page.html#nowhere">2</a>'
+        '<a href="#gone">3</a><img src="_static/b.png">')
+    (tmp_path / "sub" / "page.html").write_text('<section id="here"><a href="../index.html">ok</a>')
+    problems = site_links().broken_links(tmp_path)
+    assert problems == [
+        "index.html: missing.html (no such file)",
+        "index.html: sub/page.html#nowhere (no id 'nowhere' on sub/page.html)",
+        "index.html: #gone (no id 'gone' on index.html)",
+        "index.html: _static/b.png (no such file)"], problems
+
+
+@pytest.mark.parametrize("text, found", [
+    ('a plugin is not used (see "Plugins").', ['see "Plugins"']),
+    ("see \u201cThe trust model\u201d", ["see \u201cThe trust model\u201d"]),
+    ('README.md\'s "Coming from argon2-cffi" table lists', ['"Coming from argon2-cffi" table']),
+    ('see [the trust model](plugins.md#the-trust-model)', []),
+    ('prints "Verdict: noisy" on stderr', []),
+])
+def test_the_site_check_finds_references_written_as_quoted_text(text, found):
+    assert [m.group(0) for m in site_links().QUOTED_REFERENCE.finditer(text)] == found
