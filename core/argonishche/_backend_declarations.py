@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ._warn import warn
+from ._wording import noun
 from .exceptions import echo
 from .hookspecs import PROJECT_NAME, Backend
 
@@ -80,14 +81,16 @@ def reserved_reason(declared: frozenset[str] | None, reserved: set[str]) -> str:
     taken = sorted((declared or frozenset()) & reserved)
     if not taken:
         return ""
-    return (f"not loaded: it declares backend(s) {', '.join(taken)}, a name of a built-in "
-            f"backend of {PROJECT_NAME}, which a plugin may not replace")
+    return (f"not loaded: it declares {noun(taken, 'backend')} {', '.join(taken)}, "
+            f"{noun(taken, 'a name of a built-in backend', 'names of built-in backends')} of "
+            f"{PROJECT_NAME}, which a plugin may not replace")
 
 
 def not_imported(declared: frozenset[str] | None) -> str:
     """What a blocked plugin's record adds when it declares its backends."""
-    return f", not imported (it declares backend(s) {', '.join(sorted(declared))})" if (
-        declared) else ""
+    if not declared:
+        return ""
+    return f", not imported (it declares {noun(declared, 'backend')} {', '.join(sorted(declared))})"
 
 
 def placeholders(declared: frozenset[str] | None, plugin: str) -> list[tuple[Backend, str]]:

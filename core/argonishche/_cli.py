@@ -21,6 +21,7 @@ from . import _tune_command
 from ._cli_arguments import fail as _fail
 from ._cli_arguments import whole_number
 from ._params import DEFAULT_LIMITS, LIMIT_MAX, Limits
+from ._wording import stated
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -107,8 +108,7 @@ def _command_selftest(args: argparse.Namespace) -> int:
                                         reg.settings, force=True)
     for entry in reg.entries.values():
         if entry.table is None:
-            print(f"{entry.name:<10} not run: {entry.state}"
-                  + (f" ({entry.reason})" if entry.reason else ""))
+            print(f"{entry.name:<10} not run: {stated(entry.state, entry.reason)}")
             status |= entry.state in (LOAD_FAILED, SELFTEST_FAILED, CERTIFICATION_FAILED)
             continue
         tested += 1
@@ -340,13 +340,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     _hash_parser(commands)
     _verify_parser(commands)
-    info_parser = commands.add_parser("info", help="CPU features, backends and their state")
+    info_parser = commands.add_parser(
+        "info", help="CPU features, backends and their state",
+        description="Report this Python and platform, the CPU features probed in-process, every "
+                    "backend with its state and why, the plugins, which backend each algorithm "
+                    "uses and why, the allocators and the work-memory budget.")
     info_parser.add_argument("--json", action="store_true", help="machine-readable output")
     info_parser.add_argument("--fast", action="store_true",
                              help="skip py-cpuinfo's cross-check (it takes about a second)")
     info_parser.set_defaults(run=_command_info)
     selftest_parser = commands.add_parser(
-        "selftest", help="every known-answer vector on every usable backend")
+        "selftest", help="every known-answer vector on every usable backend",
+        description="Run every known-answer vector (Argon2 and BLAKE2b) on every usable "
+                    "backend. The status is 0 only if at least one backend ran and none failed "
+                    "a vector, its load or its checks.")
     selftest_parser.add_argument(
         "--full", action="store_true",
         help="certify each usable backend's kernel module now (slower: Argon2 of several MiB "

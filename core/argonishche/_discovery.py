@@ -47,6 +47,7 @@ from . import _allocators, _backend_declarations, hookspecs
 from ._settings import Settings
 from ._version import __version__
 from ._warn import warn
+from ._wording import noun
 from .exceptions import echo
 from .hookspecs import PROJECT_NAME, Allocator, Backend
 
@@ -293,9 +294,9 @@ def _register_builtin_backends(found: Discovered, own: str, own_entry_points: li
     missing = [row.name for row in BUILTIN_BACKENDS if row.name not in by_name]
     if missing:
         warn(f"argonishche: no entry point of {BUILTIN_DISTRIBUTION}'s own for the built-in "
-             f"backend(s) {', '.join(missing)} (its dist-info is missing or incomplete: a broken "
-             f"install, or a source tree on sys.path): registered directly instead; reinstall "
-             f"{BUILTIN_DISTRIBUTION} to fix it")
+             f"{noun(missing, 'backend')} {', '.join(missing)} (its dist-info is missing or "
+             f"incomplete: a broken install, or a source tree on sys.path): registered directly "
+             f"instead; reinstall {BUILTIN_DISTRIBUTION} to fix it")
     # The rows of other architectures have entry points too, whose objects register nothing:
     # not loaded (pluggy's register costs about 0.1 ms a plugin, paid by every process).
     for row in BUILTIN_BACKENDS:
@@ -355,8 +356,9 @@ def _collect(found: Discovered, plugin_name: str, dist: str, plugin: Any,
     if backend_names and declared is None and plugin_name.lower() not in backend_names:
         # ARGONISHCHE_DISABLE_BACKENDS=<backend> can then block only the backend, after the
         # plugin was imported: say how to let users block it before.
-        warn(f"argonishche: plugin {plugin_name!r} from {dist} registers backend(s) "
-             f"{', '.join(backend_names)} under another name: declare them in its "
+        warn(f"argonishche: plugin {plugin_name!r} from {dist} registers "
+             f"{noun(backend_names, 'backend')} {', '.join(backend_names)} under another name: "
+             f"declare {noun(backend_names, 'it', 'them')} in its "
              f"distribution's {_backend_declarations.DECLARATIONS} entry points (or name its "
              f"entry point {backend_names[0]!r}), so that ARGONISHCHE_DISABLE_BACKENDS="
              f"{backend_names[0]} keeps it from being imported")

@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from . import _cpu, _features, _records, _registry, _settings, _work_memory
+from ._wording import counted, stated
 from .exceptions import ArgonishcheError, SettingError
 
 
@@ -21,15 +22,17 @@ def budget_lines(budget: dict[str, Any]) -> list[str]:
         f"Work memory: a budget of {_mib(budget['budget'])} for the whole process "
         f"({budget['source']})",
         f"  held now {_mib(budget['held'])} ({_mib(budget['in_use'])} in use by "
-        f"{budget['running']} hash(es), {_mib(budget['idle'])} idle); high-water mark "
-        f"{_mib(budget['high_water'])}; {budget['waiting']} hash(es) waiting",
+        f"{counted(budget['running'], 'hash', 'hashes')}, {_mib(budget['idle'])} idle); "
+        f"high-water mark {_mib(budget['high_water'])}; "
+        f"{counted(budget['waiting'], 'hash', 'hashes')} waiting",
         f"  idle memory goes back to the OS after {budget['idle_seconds']:g} s unused; a hash "
         f"waits at most {budget['wait_seconds']:g} s for room "
         f"(ARGONISHCHE_MEMORY_BUDGET_MIB, _IDLE_SECONDS, _WAIT_SECONDS)",
         f"  huge pages for kept memory: {'on' if budget['huge_pages'] else 'off'} "
         f"({budget['huge_pages_why']})",
-        f"  since start: {budget['maps']} mapping(s) made, {budget['reuses']} hash(es) reused "
-        f"kept memory, {budget['waits']} waited for room",
+        f"  since start: {counted(budget['maps'], 'mapping')} made, "
+        f"{counted(budget['reuses'], 'hash', 'hashes')} reused kept memory, {budget['waits']} "
+        f"waited for room",
     ]
 
 
@@ -144,7 +147,7 @@ def describe(choice: dict[str, Any]) -> str:
         return f"measured {choice['measured_at']}, remembered: {choice['why']}"
     if how == "measured":
         return f"measured now: {choice['why']}"
-    return f"{how}: {choice['why']}"
+    return stated(how, choice["why"])  # "forced by ARGONISHCHE_BACKEND=...", said once
 
 
 def _built_here() -> list[str]:

@@ -62,6 +62,7 @@ from ._discovery import (
     run_here,
 )
 from ._entry_points import entry_point_groups
+from ._wording import stated
 from .exceptions import ArgonishcheError, BackendError, ParameterTypeError, SettingError, echo
 from .hookspecs import PROJECT_NAME, Allocator
 
@@ -218,7 +219,7 @@ class Registry:
             if finished is not None:
                 return finished.kernel_table(algorithm, backend)
         if entry is None or entry.table is None:
-            why = "no such backend" if entry is None else f"{entry.state}: {entry.reason}"
+            why = "no such backend" if entry is None else stated(entry.state, entry.reason)
             raise BackendError(f"backend {echo(backend)} cannot be used: {why}. Available: "
                                f"{', '.join(e.name for e in self.usable()) or 'none'}")
         return entry.table

@@ -48,6 +48,7 @@ from ._discovery import (
     PluginInfo,
 )
 from ._settings import Settings
+from ._wording import stated
 from .exceptions import BackendError, SettingError, echo
 
 ALGORITHMS = ("argon2", "blake2b")
@@ -98,7 +99,7 @@ class Choice(NamedTuple):
 
 def summary(entries: Iterable[BackendEntry]) -> str:
     """Every backend with its state and reason, for error messages."""
-    return "; ".join(f"{e.name} ({e.state}{': ' + e.reason if e.reason else ''})"
+    return "; ".join(f"{e.name} ({stated(e.state, e.reason)})"
                      for e in entries) or "no backends registered"
 
 
@@ -132,13 +133,13 @@ def forced(settings: Settings, entries: dict[str, BackendEntry],
         own = [p for p in unloaded if _spelled_alike(p.name, name)]
         if own:
             raise BackendError(f"ARGONISHCHE_BACKEND={shown} cannot be used: " + "; ".join(
-                f"its plugin {p.name!r} from {p.distribution} {p.state}: {p.reason}"
+                f"its plugin {p.name!r} from {p.distribution} {stated(p.state, p.reason)}"
                 for p in own))
         wheel = PLUGIN_DISTRIBUTIONS.get(name)
         hint = f" ({name} comes with pip install {wheel})" if wheel else ""
         if unloaded:
             hint += "; plugins that registered nothing: " + "; ".join(
-                f"{p.name!r} from {p.distribution} ({p.state}: {p.reason})" for p in unloaded)
+                f"{p.name!r} from {p.distribution} ({stated(p.state, p.reason)})" for p in unloaded)
         raise SettingError("ARGONISHCHE_BACKEND", name,
                            f"a registered backend{hint}; registered: {summary(entries.values())}")
     if entry.state == NAME_CONFLICT:
@@ -150,8 +151,8 @@ def forced(settings: Settings, entries: dict[str, BackendEntry],
               "or distribution name), or uninstall it")
     if entry.table is None:
         raise BackendError(
-            f"ARGONISHCHE_BACKEND={shown} cannot be used: {entry.state}: "
-            f"{entry.reason}. Available: "
+            f"ARGONISHCHE_BACKEND={shown} cannot be used: {stated(entry.state, entry.reason)}. "
+            f"Available: "
             f"{', '.join(e.name for e in usable(entries.values())) or 'none'}")
     return entry
 

@@ -48,6 +48,7 @@ from typing import Any, NamedTuple
 from . import _registry, _tune_search, _work_memory
 from ._driver import memory_size
 from ._tune_search import HASH_LEN, OWASP_MINIMUMS, Trial, at_least
+from ._wording import counted, noun, stated
 from .exceptions import ParameterError
 
 #: Rounds of the kernel measurement (each times every backend once per algorithm).
@@ -99,9 +100,11 @@ def render_kernels(found: dict[str, Any]) -> list[str]:
         backends = result["backends"]
         fastest = min(b["ns_per_kib"] for b in backends.values())
         lines.append(f"  {algorithm} (cycles per {result['unit']}):")
+        why = result["why"]
+        # "(forced): forced by ARGONISHCHE_BACKEND=..." would say it twice: the why alone then.
+        how = "" if stated(result["how"], why) == why else f" ({result['how']})"
         for name, b in backends.items():
-            mark = f"  <- selected ({result['how']}): {result['why']}" \
-                if name == result["selected"] else ""
+            mark = f"  <- selected{how}: {why}" if name == result["selected"] else ""
             digits = 0 if result["unit"] == "block" else 2
             lines.append(f"    {name:<10} {b['cycles']:>8.{digits}f}  "
                          f"{b['ns_per_kib'] / fastest:>5.2f}x{mark}")
@@ -250,8 +253,8 @@ def owasp_check(found: dict[str, Any], budget: Budget,
     if trial is None and concurrency * memory_size(point[0], parallelism) <= measurable_mib * MIB:
         trial = _tune_search.trial(point[0], point[1], parallelism, concurrency, target, step)
     needs_ms = None if trial is None else math.ceil(trial.p95_ms)
-    took = "" if trial is None else (f": {reaching} took p95 {trial.p95_ms:,.1f} ms here with "
-                                     f"{concurrency} at once")
+    took = "" if trial is None else (f": {reaching} took p95 {milliseconds(trial.p95_ms)} ms "
+                                     f"here with {concurrency} at once")
     within = needs_ms is not None and needs_ms <= target
     if needs_mib is not None:
         advice = (f"--memory-budget {needs_mib} ({concurrency} x {needs_mib // concurrency} MiB) "
@@ -320,6 +323,13 @@ def settings_lines(t: int, m: int, p: int, variable: str | None = None) -> list[
     return lines
 
 
+def milliseconds(value: float) -> str:
+    """*value* ms for people: to a tenth from 1 ms up, to two significant digits below (a 5 us
+    hash is 0.0050 ms, not 0.0)."""
+    decimals = 1 if value >= 1 or value <= 0 else 1 - math.floor(math.log10(value))
+    return f"{value:,.{decimals}f}"
+
+
 def _mib(size: int) -> str:
     return f"{size / MIB:,.0f} MiB" if size % MIB == 0 else f"{size / MIB:,.1f} MiB"
 
@@ -327,18 +337,22 @@ def _mib(size: int) -> str:
 def _trial_line(t: Trial, target: float) -> str:
     verdict = "meets the target" if t.p95_ms <= target else "too slow"
     again = "; the less slow of 2 measurements" if t.measurements > 1 else ""
-    return (f"  t={t.time_cost:<3} m={t.memory_cost:>9,} KiB: p95 {t.p95_ms:>9,.1f} ms per hash "
-            f"(median {t.median_ms:,.1f}; {len(t.latencies_ms)} hashes, "
-            f"{min(t.latencies_ms):,.1f}..{max(t.latencies_ms):,.1f}{again}), "
+    return (f"  t={t.time_cost:<3} m={t.memory_cost:>9,} KiB: p95 {milliseconds(t.p95_ms):>9} ms "
+            f"per hash (median {milliseconds(t.median_ms)}; "
+            f"{counted(len(t.latencies_ms), 'hash', 'hashes')}, "
+            f"{milliseconds(min(t.latencies_ms))}..{milliseconds(max(t.latencies_ms))}{again}), "
             f"{t.hashes_per_second:,.1f} hashes/s: {verdict}")
 
 
 def render_parameters(found: dict[str, Any]) -> list[str]:
     budget, concurrency = found["budget"], found["concurrency"]
     target = found["latency_target_ms"]
-    lines = [f"Argon2id parameters (RFC 9106 section 4): p95 of at most {target:,.0f} ms per hash "
-             f"with {concurrency} at once; {found['parallelism']} lane(s) and thread(s) per hash "
-             f"({os.cpu_count()} CPUs over {concurrency} concurrent hashes)",
+    lanes, cpus = found["parallelism"], os.cpu_count() or 1
+    # The target as given (250, 12.5, 0.02), not rounded to whole milliseconds.
+    lines = [f"Argon2id parameters (RFC 9106 section 4): p95 of at most {target:,g} ms per hash "
+             f"with {concurrency} at once; {counted(lanes, 'lane')} and "
+             f"{noun(lanes, 'thread')} per hash ({counted(cpus, 'CPU')} over "
+             f"{counted(concurrency, 'concurrent hash', 'concurrent hashes')})",
              f"Work memory: {budget.mib:,} MiB for all concurrent hashes ({budget.source})"]
     if budget.raised:
         lines.append(f"  more than this process's work-memory budget, {budget.process_mib:,} MiB "
@@ -346,7 +360,7 @@ def render_parameters(found: dict[str, Any]) -> list[str]:
     elif budget.given:
         lines.append(f"  within this process's work-memory budget, {budget.process_mib:,} MiB "
                      f"({budget.process_source})")
-    lines.append(f"Candidates: {concurrency} {'hash' if concurrency == 1 else 'hashes'} at "
+    lines.append(f"Candidates: {counted(concurrency, 'hash', 'hashes')} at "
                  f"once, an untimed batch, then at least "
                  f"{_tune_search.MIN_SAMPLES} hashes ({_tune_search.MAX_SAMPLES} within "
                  f"{_tune_search.CLOSE:.0%} of the target); p95 by nearest rank (of fewer than 20 "
@@ -361,10 +375,11 @@ def render_parameters(found: dict[str, Any]) -> list[str]:
         lines += [
             f"Recommended: t={chosen.time_cost}, m={chosen.memory_cost:,} KiB "
             f"({_mib(chosen.memory_cost * 1024)}), p={chosen.parallelism}: p95 "
-            f"{chosen.p95_ms:,.1f} ms per hash (median {chosen.median_ms:,.1f}), "
+            f"{milliseconds(chosen.p95_ms)} ms per hash (median "
+            f"{milliseconds(chosen.median_ms)}), "
             f"{chosen.hashes_per_second:,.1f} hashes/s with {concurrency} at once",
-            f"  the budget of {budget.mib:,} MiB holds {memory['at_once']:,} such "
-            f"{'hash' if memory['at_once'] == 1 else 'hashes'} at once "
+            f"  the budget of {budget.mib:,} MiB holds "
+            f"{counted(memory['at_once'], 'such hash', 'such hashes')} at once "
             f"({_mib(memory['per_hash_bytes'])} each); more wait for room in arrival order, up "
             f"to {budget.wait_seconds:g} s (ARGONISHCHE_MEMORY_WAIT_SECONDS), then "
             f"MemoryBudgetTimeout"]

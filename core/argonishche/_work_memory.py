@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from . import _settings
 from ._core import ffi, lib
+from ._wording import counted
 from .exceptions import MemoryBudgetError, MemoryBudgetTimeout, ParameterError
 
 if TYPE_CHECKING:
@@ -468,13 +469,15 @@ def _timed_out(needed: int, waited: float, current: _Config,
                refused: bool) -> MemoryBudgetTimeout:
     state = memory_budget()
     if refused:  # within the budget, but the OS gave no more while others held theirs
-        why = (f"the OS refused it while {state.running} other hash(es) held work memory, within "
+        why = (f"the OS refused it while {counted(state.running, 'other hash', 'other hashes')} "
+               f"held work memory, within "
                f"the budget of {_size(current.budget)} ({current.source}): this process can "
                f"have less than that (RLIMIT_AS or RLIMIT_DATA, a cgroup, other memory it "
                f"holds), so lower ARGONISHCHE_MEMORY_BUDGET_MIB, or retry later")
     else:
         why = (f"the process's work-memory budget of {_size(current.budget)} "
-               f"({current.source}) was held by {state.running} running hash(es), with "
+               f"({current.source}) was held by "
+               f"{counted(state.running, 'running hash', 'running hashes')}, with "
                f"{state.waiting} more waiting; retry later, or raise the budget "
                f"(ARGONISHCHE_MEMORY_BUDGET_MIB) or the wait (ARGONISHCHE_MEMORY_WAIT_SECONDS)")
     error = MemoryBudgetTimeout(f"waited {waited:.1f} s for {_size(needed)} of work memory: {why}")

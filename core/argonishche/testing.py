@@ -39,6 +39,7 @@ from . import _certify, _discovery, _registry, _selftest, _settings
 from ._core import ffi
 from ._argon2 import argon2_hash
 from ._blake2 import blake2b
+from ._wording import stated
 
 #: Incremental split points that cross BLAKE2b's block boundary in every way.
 SPLITS = (0, 1, 127, 128, 129)
@@ -135,7 +136,7 @@ def usable_or_skip(name: str) -> None:
         skippable, message = _not_registered(registry, name)
     else:
         skippable = info.state in SKIPPABLE_STATES
-        message = f"backend {name} is {info.state}: {info.reason}"
+        message = f"backend {name} is {stated(info.state, info.reason)}"
     if not skippable:
         pytest.fail(message, pytrace=False)
     if name in required_backends():
@@ -160,7 +161,7 @@ def _not_registered(registry: _registry.Registry, name: str) -> tuple[bool, str]
     own = [p for p in plugins if p.name.lower() == name]  # the entry point named after it
     if own and own[0].state in SKIPPABLE_PLUGIN_STATES:
         return True, f"backend {name} is not registered: plugin {own[0].name!r} from " \
-                     f"{own[0].distribution} is {own[0].state}: {own[0].reason}"
+                     f"{own[0].distribution} is {stated(own[0].state, own[0].reason)}"
     failed = [p for p in plugins if p.state == _discovery.PLUGIN_FAILED]
     if failed:
         because = "; ".join(f"plugin {p.name!r} from {p.distribution}: {p.reason}"

@@ -103,7 +103,7 @@ def test_the_environment_sets_the_budget_and_info_shows_it():
     assert (state["idle_seconds"], state["wait_seconds"]) == (3, 7)
     assert state["idle"] == needed(4096) and state["high_water"] == needed(4096)
     assert "Work memory: a budget of 48.0 MiB for the whole process" in result.stdout
-    assert "held now 4.0 MiB (0.0 MiB in use by 0 hash(es), 4.0 MiB idle)" in result.stdout
+    assert "held now 4.0 MiB (0.0 MiB in use by 0 hashes, 4.0 MiB idle)" in result.stdout
 
 
 @pytest.mark.parametrize("variable", ["ARGONISHCHE_ARENA_RETAIN_MIB", "ARGONISHCHE_ARENA_MAX_MIB"])

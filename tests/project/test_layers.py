@@ -16,7 +16,7 @@ PACKAGE = pathlib.Path(argonishche.__file__).parent
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("_version", "exceptions", "_features", "build", "vectors", "_core", "_warn", "_pool",
-     "_async", "_blake2b_type"),
+     "_async", "_blake2b_type", "_wording"),
     ("_settings", "_work_memory", "hookspecs", "_entry_points", "_params", "_phc", "_driver",
      "_hash_parameters", "_backend_declarations"),
     ("_cpu", "_kernel_table", "_records", "_selftest", "_certify_blake2b", "_certify",

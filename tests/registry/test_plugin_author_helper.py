@@ -167,7 +167,7 @@ def test_skips_a_blocked_backend(install, settings_without_requirements):
     with pytest.warns(RuntimeWarning, match="under another name"):
         registry_with(install, missing_module("held"), entry_point="held_kernels",
                       environ={"ARGONISHCHE_DISABLE_BACKENDS": "held"})
-    assert_outcome("held", "skipped", "backend held is blocked: blocked by "
+    assert_outcome("held", "skipped", "backend held is blocked by "
                                       "ARGONISHCHE_DISABLE_BACKENDS")
 
 

@@ -152,7 +152,7 @@ def test_an_undeclared_plugin_is_imported_then_blocked_as_before(sites, tmp_path
     out, imported = probe(sites["undeclared"], tmp_path, ARGONISHCHE_DISABLE_BACKENDS="slowpoke")
     assert imported
     assert out["backends"]["slowpoke"][0] == "blocked", out["backends"]
-    assert any("declare them" in w for w in out["warnings"]), out["warnings"]
+    assert any("declare it in" in w for w in out["warnings"]), out["warnings"]
 
 
 def test_a_backend_registered_undeclared_is_refused(sites, tmp_path):

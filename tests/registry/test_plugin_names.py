@@ -131,7 +131,7 @@ def test_forcing_a_backend_in_a_name_conflict_says_with_whom():
                                            r"squatter-kernels 0.1 and plugin 'scalar2' from "
                                            r"scalar2-kernels 1.0"):
         reg.selected_name("argon2")
-    with pytest.raises(BackendError, match="scalar2.*name-conflict"):
+    with pytest.raises(BackendError, match="scalar2.*: name conflict: "):
         reg.kernel_table("argon2", backend="scalar2")
 
 
@@ -143,8 +143,8 @@ def test_forcing_a_backend_whose_plugin_failed_to_import_names_the_plugin_and_wh
     with pytest.warns(RuntimeWarning, match="libscalar"):
         reg = make_registry(broken, environ={"ARGONISHCHE_BACKEND": "scalar2"})
     with pytest.raises(BackendError, match=r"ARGONISHCHE_BACKEND=scalar2 cannot be used: its "
-                                           r"plugin 'scalar2' from scalar2-kernels 1\.0 failed: "
-                                           r"failed to load: ImportError\('libscalar\.so\.2"):
+                                           r"plugin 'scalar2' from scalar2-kernels 1\.0 failed to "
+                                           r"load: ImportError\('libscalar\.so\.2"):
         reg.selected_name("argon2")
 
 
@@ -169,7 +169,7 @@ def test_forcing_a_missing_backend_lists_the_plugins_that_registered_nothing():
         reg = make_registry(broken, environ={"ARGONISHCHE_BACKEND": "scalar2"})
     with pytest.raises(SettingError, match=r"must be a registered backend; plugins that "
                                            r"registered nothing: 'fastkernels' from "
-                                           r"scalar2-kernels 1\.0 \(failed: failed to load: "
+                                           r"scalar2-kernels 1\.0 \(failed to load: "
                                            r"ImportError\('wrong glibc'\)\); registered: .*ref"):
         reg.selected_name("argon2")
 
@@ -254,7 +254,7 @@ def test_what_the_builtin_entry_point_gives_is_what_is_registered():
 
 def test_without_argonishches_own_entry_points_the_builtins_are_registered_directly():
     with pytest.warns(RuntimeWarning, match=r"no entry point of argonishche's own for the "
-                                            r"built-in backend\(s\) ref.*registered directly"):
+                                            r"built-in backends? ref.*registered directly"):
         reg = _registry.Registry(environ={}, plugin_entry_points=[])
     assert {b.name for b in reg.report()} == {row.name for row in BUILTIN_BACKENDS}
     assert all(b.builtin for b in reg.report())
@@ -287,7 +287,7 @@ class DeclaringEntryPoint(FakeEntryPoint):
 
 def test_a_declared_builtin_name_keeps_the_plugin_unimported():
     ep = DeclaringEntryPoint("fancy", "fancy_plugin", plugin_registering())
-    with pytest.warns(RuntimeWarning, match="declares backend.s. avx2, a name of a built-in"):
+    with pytest.warns(RuntimeWarning, match="declares backend avx2, a name of a built-in"):
         reg = _registry.Registry(environ={}, plugin_entry_points=own_entry_points() + [ep],
                                  backend_declarations=[DeclaringEntryPoint("avx2",
                                                                            "fancy_plugin")])

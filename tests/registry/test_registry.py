@@ -117,8 +117,8 @@ def test_disabled_backend_is_blocked_and_its_kernel_module_never_imported():
     # The plugin's entry point is named otherwise, and it declares nothing, so only the backend
     # is blocked, and the plugin's author is told how to let users block it before it is imported.
     with pytest.warns(RuntimeWarning, match="plugin 'kernels-of-never' from fake-kernels 1.2 "
-                                            "registers backend.s. never under another name: "
-                                            "declare them in its distribution's "
+                                            "registers backend never under another name: "
+                                            "declare it in its distribution's "
                                             "argonishche.backends entry points .or name its "
                                             "entry point 'never'."):
         reg = make_registry(FakeEntryPoint("kernels-of-never", plugin_registering(never)),

@@ -16,6 +16,7 @@ from ..exceptions import ArgonishcheError
 
 if TYPE_CHECKING:
     from .points import Point
+    from .progress import Progress
 
 #: The optional extra that brings in matplotlib for ``bench --plot``.
 PLOT_HINT = "pip install argonishche[plot]"
@@ -47,12 +48,11 @@ def argon2_point(text: str) -> Point:
 def run(args: argparse.Namespace) -> int:
     """``argonishche bench``: 0, 2 for bad flags, 130 when interrupted (what was measured by
     then is printed and saved all the same)."""
-    from . import suites
     from .compare import compare_report, load
     from .machine import machine_description, machine_state
     from .plot import load_pyplot, plot
     from .points import DEFAULT_POINTS
-    from .progress import Progress
+    from .progress import Progress, printing_above
     from .report import noise_report
 
     if args.plot:
@@ -84,29 +84,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     status = 0
     try:
-        if args.startup:
-            results["startup"] = suites.bench_startup(args.repetitions)
-        if args.profile:
-            from .profiles import PROFILES, bench_profile
-
-            results["argon2"], results["profile"] = [], {}
-            bench_profile(PROFILES[args.profile], repetitions=args.repetitions,
-                          budget=args.budget, pause=args.pause, progress=progress,
-                          results=results["argon2"], summary=results["profile"])
-        elif not args.no_argon2:
-            results["argon2"] = []
-            suites.bench_argon2(points, peers=args.peers, repetitions=args.repetitions,
-                                budget=args.budget, modes=modes, progress=progress,
-                                results=results["argon2"])
-        if args.memory:
-            results["memory"] = suites.bench_memory(peers=args.peers,
-                                                    repetitions=args.repetitions,
-                                                    budget=args.budget, progress=progress)
-        if args.batch:
-            results["batch"] = suites.bench_batch(count=args.batch)
-        if not args.no_blake2b:
-            results["blake2b"] = suites.bench_blake2b(repetitions=args.repetitions,
-                                                      budget=args.budget, progress=progress)
+        with printing_above(progress):  # tables are printed while the bar shows
+            run_suites(args, points, modes, progress, results)
     except KeyboardInterrupt:
         if progress:
             progress.clear()
@@ -134,6 +113,36 @@ def run(args: argparse.Namespace) -> int:
             print("argonishche bench: nothing to plot (no Argon2 table was measured)",
                   file=sys.stderr)
     return status
+
+
+def run_suites(args: argparse.Namespace, points: list[Point], modes: list[str],
+               progress: Progress | None, results: dict[str, Any]) -> None:
+    """The suites the flags choose, each printing its tables and keeping them in *results*."""
+    from . import suites
+
+    if args.startup:
+        results["startup"] = suites.bench_startup(args.repetitions)
+    if args.profile:
+        from .profiles import PROFILES, bench_profile
+
+        results["argon2"], results["profile"] = [], {}
+        bench_profile(PROFILES[args.profile], repetitions=args.repetitions,
+                      budget=args.budget, pause=args.pause, progress=progress,
+                      results=results["argon2"], summary=results["profile"])
+    elif not args.no_argon2:
+        results["argon2"] = []
+        suites.bench_argon2(points, peers=args.peers, repetitions=args.repetitions,
+                            budget=args.budget, modes=modes, progress=progress,
+                            results=results["argon2"])
+    if args.memory:
+        results["memory"] = suites.bench_memory(peers=args.peers,
+                                                repetitions=args.repetitions,
+                                                budget=args.budget, progress=progress)
+    if args.batch:
+        results["batch"] = suites.bench_batch(count=args.batch)
+    if not args.no_blake2b:
+        results["blake2b"] = suites.bench_blake2b(repetitions=args.repetitions,
+                                                  budget=args.budget, progress=progress)
 
 
 def profile_conflict(args: argparse.Namespace) -> str | None:
