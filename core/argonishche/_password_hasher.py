@@ -10,7 +10,7 @@ from __future__ import annotations
 import codecs
 import os
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Literal, TypedDict
+from typing import Literal, Self, TypedDict
 
 from ._argon2 import DEFAULTS, argon2_hash_encoded, argon2_verify
 from ._batch import Executor, Progress, hash_many
@@ -30,8 +30,6 @@ from ._params import (
     resolve_limits,
 )
 
-if TYPE_CHECKING:  # typing.Self only for the checker: nothing more is imported at run time
-    from typing import Self
 
 # argon2-cffi's names for the defaults: RFC 9106's second recommended option (its "low memory"
 # profile), which argon2-cffi has used since 21.2.0.
