@@ -45,9 +45,6 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from . import _certify_blake2b, _driver, _records, _selftest
 # Re-exported: the runs and the message checks were defined here before they had a module.
-from ._certify_blake2b import BLAKE2B_MAX_RUN as BLAKE2B_MAX_RUN
-from ._certify_blake2b import BLAKE2B_RUNS as BLAKE2B_RUNS
-from ._certify_blake2b import blake2b_failures as blake2b_failures
 from ._core import ffi, lib
 from ._version import __version__
 from .exceptions import ArgonishcheError

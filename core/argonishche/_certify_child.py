@@ -159,13 +159,6 @@ def main(argv: list[str] | None = None) -> int:
 # ---- the parent -------------------------------------------------------------------------------
 
 
-def child_environment(settings: Mapping[str, str]) -> dict[str, str]:
-    """The child's environment (see :func:`argonishche._certify_launch.child_environment`)."""
-    from . import _certify_launch
-
-    return _certify_launch.child_environment(settings)
-
-
 def _signal_name(number: int) -> str:
     try:
         return signal.Signals(number).name

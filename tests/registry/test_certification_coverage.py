@@ -30,7 +30,7 @@ from test_bad_kernels import build_and_install, run_with_plugin
 from test_selftest import WrappedKernels
 
 import argonishche
-from argonishche import _certify, _driver, _selftest
+from argonishche import _certify, _certify_blake2b, _driver, _selftest
 from argonishche._core import lib
 
 LANE = 4 * 1024 * 1024  # blocks: 4 GiB, the default Limits' max_memory_cost, in one lane
@@ -158,8 +158,8 @@ def test_an_unmappable_buffer_is_a_check_that_could_not_run(ref, monkeypatch):
 
 
 def test_the_longest_run_is_the_headers_and_certification_checks_it_and_one_more():
-    assert lib.ARGONISHCHE_BLAKE2B_MAX_RUN == MAX_RUN == _certify.BLAKE2B_MAX_RUN
-    assert {MAX_RUN, MAX_RUN + 1} <= set(_certify.BLAKE2B_RUNS)
+    assert lib.ARGONISHCHE_BLAKE2B_MAX_RUN == MAX_RUN == _certify_blake2b.BLAKE2B_MAX_RUN
+    assert {MAX_RUN, MAX_RUN + 1} <= set(_certify_blake2b.BLAKE2B_RUNS)
     header = (Path(argonishche.__file__).parent / "include" / "argonishche_kernel.h").read_text()
     assert re.search(rf"#define ARGONISHCHE_BLAKE2B_MAX_RUN {MAX_RUN}\b", header)
     assert "F is never called with more than ARGONISHCHE_BLAKE2B_MAX_RUN blocks" in header
@@ -198,7 +198,7 @@ def test_the_core_splits_a_longer_run(ref, blocks):
 
 def test_an_f_wrong_only_for_longer_runs_is_never_reached(ref):
     wrapped = WrappedKernels(ref, f_wrong=lambda nblocks: nblocks > MAX_RUN)
-    assert _certify.blake2b_failures(wrapped.table) == []
+    assert _certify_blake2b.blake2b_failures(wrapped.table) == []
     message = bytes(range(256)) * (64 * 1024 + 7)  # 16 MiB and a bit, in one update
     state = _driver.new_blake2b_state(wrapped.table, 64, b"", b"", b"")
     _driver.blake2b_update(state, message)
@@ -207,13 +207,12 @@ def test_an_f_wrong_only_for_longer_runs_is_never_reached(ref):
 
 def test_an_f_wrong_at_the_longest_run_fails_certification(ref):
     wrapped = WrappedKernels(ref, f_wrong=lambda nblocks: nblocks == MAX_RUN)
-    assert _certify.blake2b_failures(wrapped.table)[0] == (
-        f"BLAKE2b F over a run of {MAX_RUN} blocks (and 2 more of {len(_certify.BLAKE2B_RUNS)} "
-        f"run lengths) in one call")
+    assert _certify_blake2b.blake2b_failures(wrapped.table)[0] == (
+        f"BLAKE2b F over a run of {MAX_RUN} blocks (and 2 more of "
+        f"{len(_certify_blake2b.BLAKE2B_RUNS)} run lengths) in one call")
 
 
 def test_certification_runs_the_counter_checks(ref, monkeypatch):
-    from argonishche import _certify_blake2b
 
     called = []
     monkeypatch.setattr(_certify_blake2b, "counter_failures",

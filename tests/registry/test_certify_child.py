@@ -255,7 +255,7 @@ def test_a_child_that_does_not_answer_properly_fails_the_backend(tmp_path, monke
 
 def test_the_child_gets_the_settings_and_the_path_it_needs(monkeypatch):
     monkeypatch.setenv("SECRET_TOKEN", "not for plugins")
-    environ = _certify_child.child_environment({"ARGONISHCHE_DISABLE_CPU_FEATURES": "avx2"})
+    environ = _certify_launch.child_environment({"ARGONISHCHE_DISABLE_CPU_FEATURES": "avx2"})
     assert environ["ARGONISHCHE_DISABLE_CPU_FEATURES"] == "avx2"
     assert "SECRET_TOKEN" not in environ
     assert "PYTHONPATH" not in environ  # the path is an argument: -I would ignore PYTHONPATH

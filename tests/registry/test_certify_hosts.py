@@ -113,10 +113,6 @@ def script(path: Path, body: str) -> Path:
     return path
 
 
-def certification_records(cache: Path) -> list[Path]:
-    return sorted((cache / "argonishche" / "certified").glob("*"))
-
-
 # ---- a frozen application -------------------------------------------------------------------
 
 
@@ -141,7 +137,8 @@ def test_a_frozen_application_is_not_run_again_to_certify(sites, tmp_path, cache
     assert out["state"] in ("selected", "available") or (
         "ARGONISHCHE_CERTIFY_PYTHON" in out["reason"]), out
     if out["state"] in ("selected", "available"):
-        assert certification_records(cache), "the record goes to the test's cache"
+        assert plugin_wheels.certification_records(cache, "yes"), (
+            "the record goes to the test's cache")
     assert not (tmp_path / "home" / ".cache").exists(), "nothing written into the home"
 
 
