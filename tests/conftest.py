@@ -23,10 +23,9 @@ import shutil
 import sys
 import tempfile
 
-import pytest
-
 import argonishche
-from argonishche import _registry, _settings, _work_memory
+import pytest
+from argonishche import _process_registry, _registry, _settings, _work_memory
 from argonishche._core import ffi
 from argonishche.exceptions import ArgonishcheError
 from argonishche.testing import USABLE_STATES as USABLE
@@ -57,7 +56,7 @@ _test_numbers = itertools.count()
 def _snapshot():
     """Everything about the process registry, the selection and the settings that a test could
     leave changed, with what is needed to put it back."""
-    registry = _registry._instance
+    registry = _process_registry._instance
     state = {"registry": registry, "settings": _settings._current,
              "memory_budget": _work_memory._config,
              "environment": {k: v for k, v in os.environ.items()
@@ -83,7 +82,7 @@ def _comparable(state):
 
 
 def _restore(state):
-    _registry._instance, _settings._current = state["registry"], state["settings"]
+    _process_registry._instance, _settings._current = state["registry"], state["settings"]
     _put_back_budget(state["memory_budget"])
     for name in [k for k in os.environ if k.startswith("ARGONISHCHE_")]:
         del os.environ[name]
@@ -194,7 +193,7 @@ def acquire_log(monkeypatch):
 def install(monkeypatch):
     """Make a registry the process-wide one for the test."""
     def installer(reg):
-        monkeypatch.setattr(_registry, "_instance", reg)
+        monkeypatch.setattr(_process_registry, "_instance", reg)
         return reg
     return installer
 
@@ -211,7 +210,7 @@ def recorder(monkeypatch):
         return bytes(request["hash_len"])
 
     argonishche._registry.get()  # its self-test needs the real driver: initialise it first
-    monkeypatch.setattr(argonishche._driver, "argon2", record)
+    monkeypatch.setattr(argonishche._hash_call, "argon2", record)
     return calls
 
 

@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
-"""Compare two ``pytest --collect-only -q`` listings by ``basename::test-id``, so that tests
-moved between folders count as the same tests (the test files' basenames are unique), and
-object addresses in parametrized ids (``<memory at 0x7f...>``, different in every run) masked:
+"""Compare two ``pytest --collect-only -q`` listings by test id, so that tests moved between
+files or folders count as the same tests, with object addresses in parametrized ids
+(``<memory at 0x7f...>``, different in every run) masked:
 
     python tools/compare_collections.py BEFORE.txt AFTER.txt
+
+A test is its id without its file (``TestClass::test_name[params]``), counted: a name that two
+files share counts twice, so a test that stopped running is still seen.
 
 Prints each listing's count and the ids only one of them has; exit status 1 if any test of
 BEFORE is missing from AFTER (a test that stopped running), 0 otherwise.
@@ -14,20 +17,18 @@ from __future__ import annotations
 import collections
 import re
 import sys
-from pathlib import PurePosixPath
 
 ADDRESS = re.compile(r"0x[0-9a-f]+")
 
 
 def node_ids(listing: str) -> collections.Counter[str]:
-    """The node ids of a ``-q`` collection listing, each as ``basename::test-id``, counted (a
-    file collected twice counts twice)."""
+    """The node ids of a ``-q`` collection listing, each without its file, counted."""
     ids: collections.Counter[str] = collections.Counter()
     for line in listing.splitlines():
         path, separator, test = line.partition("::")
         if separator and not line.startswith(" ") and path.endswith(".py"):
             test = ADDRESS.sub("0x?", test)
-            ids[f"{PurePosixPath(path).name}::{test}"] += 1
+            ids[test] += 1
     return ids
 
 

@@ -15,8 +15,14 @@ from typing import TYPE_CHECKING, Any
 # What every hash needs is imported now, in the importing thread; see _LAZY for the rest.
 from . import _registry
 from ._argon2 import argon2_hash, argon2_hash_encoded, argon2_verify
-from ._driver import ALIGNMENT_SLACK as _ALIGNMENT_SLACK
-from ._driver import memory_size as _memory_size
+from ._core import lib as _lib
+from ._discovery import PluginInfo
+from ._hash_call import ALIGNMENT_SLACK as _ALIGNMENT_SLACK
+from ._hash_call import memory_size as _memory_size
+from ._parameter_checks import Argon2Params, Limits, Type
+from ._registry import BackendInfo
+from ._version import __version__ as __version__
+from ._work_memory import MemoryBudget, memory_budget, set_memory_budget
 from .exceptions import (
     ArgonishcheError,
     ArgonishcheMemoryError,
@@ -35,12 +41,6 @@ from .exceptions import (
     VerifyMismatchError,
 )
 from .hookspecs import Allocator, Backend, hookimpl
-from ._params import Argon2Params, Limits, Type
-from ._registry import BackendInfo
-from ._discovery import PluginInfo
-from ._work_memory import MemoryBudget, memory_budget, set_memory_budget
-from ._version import __version__ as __version__
-from ._core import lib as _lib
 
 if TYPE_CHECKING:  # the lazy names, for type checkers and IDEs
     from ._batch import hash_many
@@ -81,7 +81,7 @@ def __getattr__(name: str) -> Any:
             value = getattr(importlib.import_module(_LAZY[name], __name__), name)
         globals()[name] = value  # later lookups find it directly
         return value
-    try:  # a submodule not imported yet, as `argonishche._pool`
+    try:  # a submodule not imported yet, as `argonishche._thread_pool`
         return importlib.import_module(f".{name}", __name__)
     except ModuleNotFoundError as exc:
         if exc.name != f"{__name__}.{name}":

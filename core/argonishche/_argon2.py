@@ -9,10 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal, NamedTuple, cast
 
-from . import _driver, _phc, _registry, _warn, _work_memory
-from .hookspecs import Allocator
-from .exceptions import InvalidHashError, ParameterError, ParameterTypeError, VerifyMismatchError
-from ._params import (
+from . import _hash_call, _phc, _registry, _warn, _work_memory
+from ._parameter_checks import (
     MIN_SALT_LEN,
     Argon2Params,
     Buffer,
@@ -24,10 +22,12 @@ from ._params import (
     resolve_limits,
     to_type,
 )
+from .exceptions import InvalidHashError, ParameterError, ParameterTypeError, VerifyMismatchError
+from .hookspecs import Allocator
 
 if TYPE_CHECKING:
     from ._core import CData
-    from ._driver import CArena
+    from ._hash_call import CArena
 
 
 class _Defaults(NamedTuple):
@@ -58,7 +58,8 @@ def _wipe_policy(wipe: Wipe) -> tuple[bool, Callable[[memoryview], object] | Non
 def _check_caller_memory(memory: Buffer, params: Argon2Params) -> None:
     """A caller's buffer must hold memory_size() bytes, whatever its alignment happens to be,
     so that whether it is accepted never depends on where the allocator put it."""
-    needed = _driver.memory_size(params.memory_cost, params.parallelism) + _driver.ALIGNMENT_SLACK
+    needed = (_hash_call.memory_size(params.memory_cost, params.parallelism)
+              + _hash_call.ALIGNMENT_SLACK)
     try:
         size = memoryview(memory).nbytes
     except TypeError:
@@ -113,13 +114,13 @@ def _compute(params: Argon2Params, password: Buffer | str, salt: bytes, secret: 
     try:
         tag = _run(reg, inputs, argon2_table, blake2b_table, allocator, memory, wipe_policy)
         if witnessed:
-            from . import _witness  # only with a third-party backend selected or named
+            from ._trust import witness  # only with a third-party backend selected or named
 
-            if expected is None or not _witness.same(tag, expected):
+            if expected is None or not witness.same(tag, expected):
                 # The witness's own memory: never the caller's buffer (memory=), which the
                 # kernel's hash has just used; wiped in C unless the caller opted out.
                 witness_wipe = (wipe_policy[0] or wipe_policy[1] is not None, None)
-                tag = _witness.check(reg, third_party, params, tag, lambda a, b: _run(
+                tag = witness.check(reg, third_party, params, tag, lambda a, b: _run(
                     reg, inputs, a, b, allocator if memory is None else None, None,
                     witness_wipe))
         return tag
@@ -149,7 +150,7 @@ def _run(reg: _registry.Registry, inputs: _Inputs, argon2_table: CData, blake2b_
         if wipe_callback is None and getattr(owner, "c_arena", None) is not None:
             arena = cast("CArena", owner)  # its memory is taken and given back inside the C call
         else:
-            size = _driver.memory_size(params.memory_cost, params.parallelism)
+            size = _hash_call.memory_size(params.memory_cost, params.parallelism)
             reservation = _work_memory.reserve(size)
             try:
                 buffer = acquired = owner.acquire(size)
@@ -161,7 +162,7 @@ def _run(reg: _registry.Registry, inputs: _Inputs, argon2_table: CData, blake2b_
                                      f"allocator {owner.name!r} allocates in C: use another "
                                      f"allocator or memory=")
     try:
-        return _driver.argon2(
+        return _hash_call.argon2(
             argon2_table, blake2b_table, type=params.type.label, version=params.version,
             time_cost=params.time_cost, memory_cost=params.memory_cost,
             parallelism=params.parallelism, threads=inputs.threads,

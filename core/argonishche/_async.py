@@ -2,7 +2,7 @@
 
 Every hash releases the GIL for its whole C call, so running it on another thread leaves the
 event loop free.  :func:`run_blocking` runs a call on the thread pool the whole process shares
-(``argonishche._pool``: ``hash_many`` runs there too):
+(``argonishche._thread_pool``: ``hash_many`` runs there too):
 
 * **Bounded.**  At most :func:`pool_size` calls run at once (the CPUs this process may run on),
   however many coroutines await: more would only make each hash slower and hold more work
@@ -36,7 +36,7 @@ import functools
 from collections.abc import Callable
 from typing import ParamSpec, TypeVar
 
-from ._pool import pool_size, shared_pool
+from ._thread_pool import pool_size, shared_pool
 
 __all__ = ["pool_size", "run_blocking"]
 

@@ -4,7 +4,7 @@ concurrent.futures.Executor.
 Each hash releases the GIL for its whole C call, so plain threads scale over cores; each thread
 keeps its own work memory (the ``arena`` allocator), so memory stays at one hash's worth per
 thread however many passwords there are.  Without an executor the chunks run on the pool that
-``run_blocking`` uses too (``_pool``: one per process, made at first use, as many threads as
+``run_blocking`` uses too (``_thread_pool``: one per process, made at first use, as many threads as
 CPUs) and on the calling thread, which takes chunks like the pool's threads instead of waiting
 idle: no pool (nor thread) is made per call, and a call from a pool thread (``run_blocking``
 of ``hash_many``) cannot deadlock waiting for a pool that is busy.  Given an executor, work is
@@ -21,10 +21,18 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar, cast
 
 from ._argon2 import DEFAULTS, argon2_hash_encoded
+from ._parameter_checks import (
+    MIN_SALT_LEN,
+    UINT32_MAX,
+    Argon2Params,
+    Buffer,
+    TypeLike,
+    Wipe,
+    integer,
+)
+from ._thread_pool import pool_size, shared_pool
 from .exceptions import ParameterTypeError
 from .hookspecs import Allocator
-from ._params import MIN_SALT_LEN, UINT32_MAX, Argon2Params, Buffer, TypeLike, Wipe, integer
-from ._pool import pool_size, shared_pool
 
 if TYPE_CHECKING:  # concurrent.futures is imported only when a batch needs the pool
     from concurrent.futures import Future

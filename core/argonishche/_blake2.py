@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import _blake2b_type, _registry
+from . import _blake2b_type, _process_registry, _registry
 from ._core import ffi, lib
 from .exceptions import ParameterError, ParameterOverflowError, ParameterTypeError
 
@@ -46,6 +46,7 @@ def _address(function: str) -> int:
 _blake2b_type.connect(
     (_address("argonishche_blake2b_init_tree"), _address("argonishche_blake2b_update"),
      _address("argonishche_blake2b_final"), _address("argonishche_secure_wipe")),
-    vars(_registry), _kernel_table, ParameterError, ParameterTypeError, ParameterOverflowError)
+    vars(_process_registry), _kernel_table, ParameterError, ParameterTypeError,
+    ParameterOverflowError)
 
 blake2b = _blake2b_type.blake2b

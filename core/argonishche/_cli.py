@@ -15,12 +15,12 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
-from . import _certify, _info, _registry, _selftest
+from . import _info, _registry, _tune_command
 from ._bench import command as _bench_command
-from . import _tune_command
 from ._cli_arguments import fail as _fail
 from ._cli_arguments import whole_number
-from ._params import DEFAULT_LIMITS, LIMIT_MAX, Limits
+from ._parameter_checks import DEFAULT_LIMITS, LIMIT_MAX, Limits
+from ._trust import certification, self_test
 from ._wording import stated
 
 if TYPE_CHECKING:
@@ -84,12 +84,12 @@ def _command_selftest(args: argparse.Namespace) -> int:
     from ._discovery import CERTIFICATION_FAILED, LOAD_FAILED, SELFTEST_FAILED
 
     if args.recertify:  # no record is read: each non-built-in module is certified in a child
-        _certify.ignore_records = True
+        certification.ignore_records = True
         _registry.reset()
     try:
         reg = _registry.get()
     finally:
-        _certify.ignore_records = False
+        certification.ignore_records = False
     status, tested = 0, 0
     checked = (CERTIFICATION_FAILED, SELFTEST_FAILED, LOAD_FAILED)
     for entry in reg.entries.values() if args.recertify else ():
@@ -98,13 +98,13 @@ def _command_selftest(args: argparse.Namespace) -> int:
                   f"{entry.validation if entry.table is not None else entry.state}"
                   + (f" ({entry.reason})" if entry.reason else ""))
     if args.full:  # a third-party backend refused on a remembered failure is certified again
-        from . import _backend_checks
+        from ._trust import vetting
 
         ref = reg.entries.get("ref")
         for entry in reg.entries.values():
             if not entry.builtin and entry.state in (CERTIFICATION_FAILED, SELFTEST_FAILED):
                 entry.state, entry.reason = "available", ""
-                _backend_checks.certify(entry, ref.table if ref is not None else None,
+                vetting.certify(entry, ref.table if ref is not None else None,
                                         reg.settings, force=True)
     for entry in reg.entries.values():
         if entry.table is None:
@@ -112,11 +112,11 @@ def _command_selftest(args: argparse.Namespace) -> int:
             status |= entry.state in (LOAD_FAILED, SELFTEST_FAILED, CERTIFICATION_FAILED)
             continue
         tested += 1
-        if args.full:  # the certification, run now and remembered (see _certify)
-            result = _certify.certify(entry.module, entry.table, force=True)
+        if args.full:  # the certification, run now and remembered (see certification)
+            result = certification.certify(entry.module, entry.table, force=True)
             failures, took = result.failures, f" ({result.seconds:.2f} s)"
         else:
-            failures, took = _selftest.run(entry.table, full=True), ""
+            failures, took = self_test.run(entry.table, full=True), ""
         print(f"{entry.name:<10} {'FAIL' if failures else 'ok'}{took}")
         for failure in failures:
             print(f"{'':<10} wrong: {failure}")
@@ -167,9 +167,9 @@ def _within_work_memory_budget(needed: int) -> None:
 def _command_hash(args: argparse.Namespace) -> int:
     from . import _phc
     from ._argon2 import argon2_hash_encoded, argon2_verify
+    from ._hash_call import memory_size
+    from ._parameter_checks import MIN_SALT_LEN, Argon2Params, Limits, byte_buffer
     from .exceptions import ArgonishcheError
-    from ._driver import memory_size
-    from ._params import MIN_SALT_LEN, Argon2Params, Limits, byte_buffer
 
     if args.m is not None:
         memory_cost = min(1 << args.m, UINT32_MAX)

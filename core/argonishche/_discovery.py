@@ -27,7 +27,7 @@
    ``deferred``, and imported by :func:`load_deferred` if an allocator that one of them may
    provide is asked for.
 
-Nothing here imports or runs a kernel module: that is :mod:`argonishche._backend_checks`.
+Nothing here imports or runs a kernel module: that is :mod:`argonishche._trust.vetting`.
 Each plugin's code (its import and its hooks) runs within the *plugin_code* context the caller
 gives: the process registry releases its lock there, or refuses (see :mod:`argonishche._registry`).
 """
@@ -60,7 +60,7 @@ LOAD_FAILED = "load-failed"
 SELFTEST_FAILED = "selftest-failed"
 CERTIFICATION_FAILED = "certification-failed"
 NAME_CONFLICT = "name-conflict"
-#: Gave a wrong Argon2 tag while witnessed (:mod:`argonishche._witness`): unused for the process.
+#: Gave a wrong Argon2 tag while witnessed (:mod:`argonishche._trust.witness`): unused from then.
 QUARANTINED = "quarantined"
 USABLE_STATES = (SELECTED, AVAILABLE)
 
@@ -88,7 +88,7 @@ BUILTIN_ALLOCATORS = "builtin-allocators"
 BUILTIN_BACKENDS_MODULE = "argonishche_backends"
 #: First-party backends besides the built-ins: this repository's own plugin wheels, as
 #: {backend name: distribution name}.  Every backend neither built in nor listed here is
-#: third-party, and its Argon2 tags are witnessed by a built-in (argonishche._witness).
+#: third-party, and its Argon2 tags are witnessed by a built-in (argonishche._trust.witness).
 FIRST_PARTY = {"avx512": "argonishche-avx512"}
 
 
@@ -230,9 +230,7 @@ def discover(settings: Settings, entry_points: Iterable[Any],
 def _load(found: Discovered, ep: Any, dist: str, settings: Settings) -> None:
     """Import the plugin behind *ep*, register it with pluggy and collect what it registers."""
     manager = found.manager
-    # Unique per entry point: two distributions may name their entry points alike, and both
-    # must get as far as registering, so that a clash of backend names is seen (not "the first
-    # wins" by entry-point order).
+    # Unique per entry point: a clash of backend names must be seen, not won by load order.
     pluggy_name = f"{ep.name} from {dist}"
     try:
         plugin = ep.load()
@@ -297,8 +295,7 @@ def _register_builtin_backends(found: Discovered, own: str, own_entry_points: li
              f"{noun(missing, 'backend')} {', '.join(missing)} (its dist-info is missing or "
              f"incomplete: a broken install, or a source tree on sys.path): registered directly "
              f"instead; reinstall {BUILTIN_DISTRIBUTION} to fix it")
-    # The rows of other architectures have entry points too, whose objects register nothing:
-    # not loaded (pluggy's register costs about 0.1 ms a plugin, paid by every process).
+    # Other architectures' rows register nothing: not loaded (pluggy's register is not free).
     for row in BUILTIN_BACKENDS:
         _load(found, by_name.get(row.name) or _DirectEntryPoint(row.name), own, settings)
     return built

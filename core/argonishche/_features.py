@@ -1,8 +1,8 @@
 """Every CPU feature argonishche knows, one row each: the only place their facts are written.
 
-Read by the CPU gate (:mod:`argonishche._cpu`, which asks the C probe for raw words: CPUID and
-XCR0 on x86-64, the auxiliary vector's AT_HWCAP/AT_HWCAP2 on Linux/aarch64, sysctl flags on
-macOS/arm64, and interprets them with these rows), by backend descriptors
+Read by the CPU gate (:mod:`argonishche._trust.cpu_gate`, which asks the C probe for raw words:
+CPUID and XCR0 on x86-64, the auxiliary vector's AT_HWCAP/AT_HWCAP2 on Linux/aarch64, sysctl flags
+on macOS/arm64, and interprets them with these rows), by backend descriptors
 (``Backend.cpu_features`` must name rows here), by the build (:mod:`argonishche.build` turns a
 backend's features into the compiler's target string) and by the registry (which maps a
 compiled module's recorded target back to rows, and refuses a module compiled for more than its

@@ -7,7 +7,8 @@ import platform
 import sys
 from typing import Any
 
-from . import _cpu, _features, _records, _registry, _settings, _work_memory
+from . import _features, _registry, _settings, _work_memory
+from ._trust import cpu_gate, record_store
 from ._wording import counted, stated
 from .exceptions import ArgonishcheError, SettingError
 
@@ -45,9 +46,9 @@ def collect(*, cpuinfo: bool = True) -> dict[str, Any]:
     report: dict[str, Any] = {
         "python": sys.version.split()[0],
         "platform": platform.platform(),
-        "arch": _cpu._machine(),
+        "arch": cpu_gate._machine(),
         "built_here": _built_here(),
-        "cpu": {"probed": sorted(_cpu.probed_features())},
+        "cpu": {"probed": sorted(cpu_gate.probed_features())},
         "settings": {},
         "backends": [],
         "plugins": [],
@@ -65,8 +66,8 @@ def collect(*, cpuinfo: bool = True) -> dict[str, Any]:
         report["settings"] = _settings.given()
         return report
     report["settings"] = dict(reg.settings.given)
-    report["cpu"]["usable"] = sorted(_cpu.features())
-    report["cpu"]["disabled_by_env"] = sorted(_cpu.disabled_features())
+    report["cpu"]["usable"] = sorted(cpu_gate.features())
+    report["cpu"]["disabled_by_env"] = sorted(cpu_gate.disabled_features())
     report["backends"] = [dataclasses.asdict(b) for b in reg.report()]
     report["plugins"] = [dataclasses.asdict(p) for p in reg.plugins]
     report["error"] = str(reg.selection_error) if reg.selection_error else None
@@ -80,7 +81,7 @@ def collect(*, cpuinfo: bool = True) -> dict[str, Any]:
     except ArgonishcheError as exc:
         report["allocator_error"] = str(exc)
     # Records found but not trusted (another owner's, writable by others, not a regular file).
-    report["ignored_records"] = [[path, why] for path, why in sorted(_records.ignored.items())]
+    report["ignored_records"] = [[path, why] for path, why in sorted(record_store.ignored.items())]
     report["records"] = records_report()
     for algorithm in _registry.ALGORITHMS:
         try:
@@ -90,12 +91,12 @@ def collect(*, cpuinfo: bool = True) -> dict[str, Any]:
     report["selection"] = {a: choice._asdict() for a, choice in reg.choices.items()}
     if cpuinfo:
         try:
-            flags, brand = _cpu.cpuinfo_flags()
+            flags, brand = cpu_gate.cpuinfo_flags()
         except Exception as exc:  # noqa: BLE001 - a report must not fail on its second opinion
             report["cpu"]["py_cpuinfo"] = {"error": repr(exc)}
         else:
             known = set(_features.NAMES)
-            probed = _cpu.probed_features()
+            probed = cpu_gate.probed_features()
             report["cpu"]["brand"] = brand
             report["cpu"]["py_cpuinfo"] = {
                 "flags": sorted(flags & known),
@@ -110,22 +111,23 @@ def collect(*, cpuinfo: bool = True) -> dict[str, Any]:
 def records_report() -> dict[str, Any]:
     """Where records go, whether they can be written there, and what this process did that no
     record will spare the next one (``info``'s "Records" lines)."""
-    from ._certify import RECORD_KIND
-    from ._selection_record import RECORD_KIND as SELECTION_KIND
+    from ._remembered_selection import RECORD_KIND as SELECTION_KIND
+    from ._trust.certification import RECORD_KIND
 
     home, source = _settings.records_home()
-    why_not = next(filter(None, (_records.writable_directory(kind)[1]
+    why_not = next(filter(None, (record_store.writable_directory(kind)[1]
                                  for kind in (RECORD_KIND, SELECTION_KIND))), "")
     return {"directory": home, "source": source if home else "", "why_not_writable": why_not,
-            "unwritten": [[path, why] for path, why in sorted(_records.unwritten.items())],
+            "unwritten": [[path, why] for path, why in sorted(record_store.unwritten.items())],
             "not_remembered": [{"what": what, "seconds": seconds, "why": why}
-                               for what, (seconds, why) in sorted(_records.not_remembered.items())]}
+                               for what, (seconds, why)
+                               in sorted(record_store.not_remembered.items())]}
 
 
 def records_lines(records: dict[str, Any]) -> list[str]:
     """The "Records" lines of the report."""
     lines = ["Records (certifications, selection): "
-             + (_records.shown(records["directory"]) if records["directory"] else "none")
+             + (record_store.shown(records["directory"]) if records["directory"] else "none")
              + (f" (from {records['source']})" if records["source"] else "")]
     if records["why_not_writable"]:
         lines.append(f"  cannot be written: {records['why_not_writable']}; nothing new is "

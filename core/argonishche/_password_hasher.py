@@ -14,10 +14,8 @@ from typing import Literal, Self, TypedDict
 
 from ._argon2 import DEFAULTS, argon2_hash_encoded, argon2_verify
 from ._batch import Executor, Progress, hash_many
-from ._hash_parameters import Parameters, extract_parameters
-from .exceptions import InvalidHashError, ParameterError, ParameterTypeError
-from .hookspecs import Allocator
-from ._params import (
+from ._extract_parameters import Parameters, extract_parameters
+from ._parameter_checks import (
     MIN_SALT_LEN,
     UINT32_MAX,
     Argon2Params,
@@ -29,7 +27,8 @@ from ._params import (
     integer,
     resolve_limits,
 )
-
+from .exceptions import InvalidHashError, ParameterError, ParameterTypeError
+from .hookspecs import Allocator
 
 # argon2-cffi's names for the defaults: RFC 9106's second recommended option (its "low memory"
 # profile), which argon2-cffi has used since 21.2.0.

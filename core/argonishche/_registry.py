@@ -5,49 +5,23 @@ Start-up happens on first use (the first hash, ``backends()``, ``info``), never 
 1. :mod:`argonishche._settings` parses every ``ARGONISHCHE_*`` variable (an invalid one is a
    SettingError naming it, raised from here);
 2. :mod:`argonishche._discovery` walks the plugins and collects backends and allocators;
-3. :mod:`argonishche._backend_checks` checks each backend (CPU gate, module, ABI, compiled
+3. :mod:`argonishche._trust.vetting` checks each backend (CPU gate, module, ABI, compiled
    target, self-test);
 4. :mod:`argonishche._selection` picks a backend per algorithm.
 
 After that the hot path is :func:`selected_table`: one dictionary lookup, no pluggy call.
 
-Locks, threads and fork (the one place the lock order is written down; docs/threads.md says it for
-users):
-
-- ``fork()`` waits for two locks, in this order (the before-fork hooks run in reverse order of
-  registration, and the package's ``__init__`` registers after this module): the lazy-name lock
-  (``argonishche._lazy_lock``), then this module's ``_lock``.  Code may take ``_lazy_lock`` and
-  then ``_lock``, never the reverse.
-- Under either, only argonishche's own code runs: parsing the settings, registering and checking
-  the built-in backends, the selection, a lazy import of one of argonishche's modules.  Never a
-  warning or a log call (:mod:`argonishche._warn` keeps them until the locks are released), and
-  never plugin code: a plugin's import and hooks, a third-party kernel module's import, self-test
-  and certification.  Another fork hook (logging's) or another thread (one a plugin's import
-  waits for) may hold what such code needs, while waiting for one of these locks.
-- The builder (the one thread that builds the registry, marked by ``_builder``) holds ``_lock``
-  except while plugin code runs (:func:`_plugin_window` releases it); ``_build_finished``, which
-  fork() does not wait for, is held for the whole build.  A thread that asks for the registry
-  while the builder runs plugin code (the builder itself, from plugin code, included) gets a
-  *provisional* registry of the built-in backends only, checked like any, and hashes with it:
-  the same tags, maybe slower.  It waits for the build only for what only a plugin can give
-  (an allocator or a backend named that the built-ins do not have).
-- A child forked while another thread ran plugin code never runs plugin code: that thread's
-  locks (importlib's lock on the module it was importing) are held in the child forever.  It
-  builds a registry of the built-ins, and records each plugin as ``not-loaded`` with the reason.
-- ``_deferred_lock`` (not waited for by fork) serializes the import of deferred plugins
-  (:meth:`Registry.allocator`); it is never taken under ``_lock``.
+The process's one registry, its locks and what fork() does to them:
+:mod:`argonishche._process_registry`.
 """
 
 from __future__ import annotations
 
-import _thread
-import contextlib
-import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from . import _backend_checks, _selection, _settings, _warn, _work_memory
+from . import _process_registry, _selection, _settings, _warn
 from ._backend_declarations import DECLARATIONS
 from ._discovery import (
     AVAILABLE,
@@ -62,6 +36,7 @@ from ._discovery import (
     run_here,
 )
 from ._entry_points import entry_point_groups
+from ._trust import vetting
 from ._wording import stated
 from .exceptions import ArgonishcheError, BackendError, ParameterTypeError, SettingError, echo
 from .hookspecs import PROJECT_NAME, Allocator
@@ -128,7 +103,7 @@ class Registry:
         self.plugins: list[PluginInfo] = found.plugins
         for entry in self.entries.values():
             if entry.state == AVAILABLE and entry.builtin:
-                _backend_checks.check(entry)
+                vetting.check(entry)
         reference = self._reference()
         for entry in self.entries.values():
             if entry.state == AVAILABLE and not entry.builtin:
@@ -154,9 +129,9 @@ class Registry:
             if refused:
                 entry.state, entry.reason = LOAD_FAILED, refused
                 return
-            _backend_checks.check(entry)
-            if _backend_checks.needs_certification(entry):
-                _backend_checks.certify(entry, reference, self.settings)
+            vetting.check(entry)
+            if vetting.needs_certification(entry):
+                vetting.certify(entry, reference, self.settings)
         if entry.table is not None and not entry.first_party and self.settings.witness:
             entry.validation += ", witnessed (a built-in recomputes its Argon2 tags)"
 
@@ -206,7 +181,8 @@ class Registry:
         if backend is None:
             table = self.tables.get(algorithm)
             if table is None and self.provisional and algorithm in ALGORITHMS:
-                finished = _finished()  # the selection failed: a plugin may be what it needs
+                # The selection failed: a plugin may be what it needs.
+                finished = _finished()
                 if finished is not None:
                     return finished.kernel_table(algorithm)
             if table is None:
@@ -228,8 +204,8 @@ class Registry:
                        ) -> tuple[CData, CData, tuple[tuple[BackendEntry, CData], ...]]:
         """(Argon2 table, BLAKE2b table, (third-party backend, its table) for each table a third
         party owns, Argon2's first) for one Argon2 hash with the selection, or with the backend
-        named *backend*: the witness (argonishche._witness) checks the tags of hashes that have
-        third-party owners.
+        named *backend*: the witness (argonishche._trust.witness) checks the tags of hashes that
+        have third-party owners.
 
         A quarantined backend named here hashes with the selection instead: its quarantine was
         warned about, and the backend is known to be wrong.  The owners are found from the
@@ -254,7 +230,7 @@ class Registry:
     def _owner_of(self, table: CData) -> BackendEntry | None:
         known = self._table_owners.get(id(table))
         if known is None:  # the first hash, or a plugin imported since (load_deferred)
-            with _lock:
+            with _process_registry.lock():
                 for entry in self.entries.values():
                     if entry.table is not None:
                         self._table_owners.setdefault(id(entry.table), (entry.table, entry))
@@ -268,7 +244,7 @@ class Registry:
 
         True for the one call that quarantined it; False if it already was (or is unknown), so
         that of several threads finding the same wrong kernel at once, one warns and records."""
-        with _lock:
+        with _process_registry.lock():
             entry = self.entries.get(name)
             if entry is None or entry.state == QUARANTINED:
                 return False
@@ -325,7 +301,7 @@ class Registry:
     def _load_deferred(self) -> None:
         """Import the deferred plugins, all at once (outside ``_lock``: plugin code)."""
         with _warn.collected() as kept:
-            with _deferred_lock:
+            with _process_registry.deferred_lock():
                 if self._found.deferred:
                     for entry in load_deferred(self._found, self.settings, self._plugin_code):
                         if entry.state == AVAILABLE:  # reported; a forced one stays forced
@@ -354,6 +330,12 @@ class Registry:
         ) for e in sorted(self.entries.values(), key=lambda e: (-e.backend.priority, e.name))]
 
 
+def _finished() -> Registry | None:
+    """The process registry once its build is done (:func:`._process_registry.finished`)."""
+    finished: Registry | None = _process_registry.finished()
+    return finished
+
+
 def _lookup_name(kind: str, name: str) -> str:
     """*name* (a backend's or an allocator's, as a caller gave it) lowercased for the lookup.
 
@@ -366,172 +348,26 @@ def _lookup_name(kind: str, name: str) -> str:
     return name.lower()
 
 
-# The C blake2b type (core/ext/blake2b_type.c) reads _instance and its ``tables`` dict by name
-# on every construction, to reuse the table it last resolved while the selection is unchanged:
-# renaming either means changing it there too (tests/kernels/test_blake2b_type.py follows
-# calibrate()).
-_instance: Registry | None = None
-# The locks and the state of a build: see the module docstring for the order and the rules.
-_lock = _thread.RLock()  # threading's import is not needed for a lock
-_builder: int | None = None            # the thread building the registry
-_builder_released_lock = False         # ... and it runs plugin code, _lock released
-_build_finished = _thread.allocate_lock()  # held by the builder for the whole build
-_provisional: Registry | None = None   # the built-ins, for other threads meanwhile
-_generation = 0                        # reset() counts: a build started before is not kept
-_plugin_threads: list[int] = []        # threads running plugin code now (once per nesting)
-_plugins_refused: str | None = None    # in a child forked while plugin code ran: why
-_deferred_lock = _thread.RLock()
-
-FORKED_WHILE_LOADING = "not loaded: the process forked while plugins were loading"
-LOADING_ELSEWHERE = ("not loaded yet: the plugins are loading (asked for meanwhile: the "
-                     "built-in backends answered)")
-
-
-@contextlib.contextmanager
-def _plugin_window() -> Iterator[str | None]:
-    """The process registry's :data:`PluginCode`: plugin code runs with ``_lock`` released (a
-    fork() meanwhile then makes a child that loads no plugin), or not at all in such a child."""
-    global _builder_released_lock
-    if _plugins_refused is not None:
-        yield _plugins_refused
-        return
-    me = _thread.get_ident()
-    release = _builder == me and not _builder_released_lock  # the builder holds _lock once
-    _plugin_threads.append(me)
-    if release:
-        _builder_released_lock = True
-        _lock.release()
-    try:
-        yield None
-    finally:
-        if release:
-            _lock.acquire()  # the global: in a child this thread forked, the child's new lock
-            _builder_released_lock = False
-        _plugin_threads.remove(me)
-
-
-def _refusing(reason: str) -> PluginCode:
-    """A :data:`PluginCode` that runs no plugin code, for *reason*."""
-    @contextlib.contextmanager
-    def refuse() -> Iterator[str | None]:
-        yield reason
-    return refuse
-
-
-def _before_fork() -> None:
-    # fork() waits while argonishche's own start-up code runs (a child forked then would inherit
-    # the builder's locks, ours and importlib's lock of a built-in kernel module it was
-    # importing), never while plugin code runs (which may wait for another fork hook's lock).
-    _lock.acquire()
-
-
-def _after_fork_in_parent() -> None:
-    _lock.release()
-
-
-def _after_fork_in_child() -> None:
-    global _lock, _builder, _build_finished, _provisional, _instance, _plugins_refused
-    global _deferred_lock
-    me = _thread.get_ident()
-    _lock = _thread.RLock()  # the parent's was held (by _before_fork) as the child was made
-    _deferred_lock = _thread.RLock()
-    _build_finished = _thread.allocate_lock()
-    builder_forked = _builder == me  # plugin code of the build forked: the build goes on here
-    if builder_forked:
-        _build_finished.acquire()
-        if not _builder_released_lock:
-            _lock.acquire()
-    others = [thread for thread in _plugin_threads if thread != me]
-    _plugin_threads[:] = [thread for thread in _plugin_threads if thread == me]
-    if others or (_builder is not None and not builder_forked):
-        # Those threads do not exist here; the locks they held (importlib's, the plugin's own)
-        # stay held: no plugin code runs in this process, and what they were building is gone.
-        _plugins_refused = FORKED_WHILE_LOADING
-        _instance = _provisional = None
-        if not builder_forked:
-            _builder = None
-
-
-if hasattr(os, "register_at_fork"):  # POSIX; Windows has no fork()
-    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
-                        after_in_child=_after_fork_in_child)
-
-
 def get() -> Registry:
     """The process-wide registry, built on first use; safe to call from many threads.
 
     While another thread runs the plugins' code for it, this is the provisional registry of the
-    built-in backends (see the module docstring).
+    built-in backends (see :mod:`argonishche._process_registry`).
 
     :raises SettingError: an ``ARGONISHCHE_*`` variable is invalid (raised on every call until
         it is fixed and :func:`reset` is called)."""
-    registry = _instance
+    registry: Registry | None = _process_registry._instance
     if registry is None:
-        registry = _build()
+        registry = _process_registry.get(Registry)
     return registry
 
 
 def selected_table(algorithm: str) -> CData:
     """The selected kernel table for *algorithm*: the hot paths' one dictionary lookup."""
     try:
-        return _instance.tables[algorithm]  # type: ignore[union-attr]
+        return _process_registry._instance.tables[algorithm]
     except (AttributeError, KeyError):  # not built yet, or no usable backend (raises why)
         return get().kernel_table(algorithm)
 
 
-def _build() -> Registry:
-    global _instance, _builder, _provisional
-    kept: _warn.Collected = []
-    try:
-        with _warn.collected() as kept:  # given below, once no lock is held
-            _lock.acquire()
-            try:
-                registry = _instance
-                if registry is None and _builder is not None:
-                    registry = _provisional_registry()
-                if registry is None:
-                    _builder, generation = _thread.get_ident(), _generation
-                    _build_finished.acquire()  # free: only a builder takes it
-                    try:
-                        registry = Registry(plugin_code=_plugin_window)
-                        if generation == _generation:  # else reset() came meanwhile: not kept
-                            _instance = registry
-                    finally:
-                        _builder, _provisional = None, None
-                        _build_finished.release()
-            finally:
-                _lock.release()  # the global: see _plugin_window
-    finally:  # also when the build failed: what it found is still worth saying
-        _warn.emit(kept)
-    return registry
-
-
-def _provisional_registry() -> Registry:
-    """The built-ins-only registry, made once per build (called holding ``_lock``)."""
-    global _provisional
-    if _provisional is None:
-        with _warn.collected():  # dropped: the builder gives the same ones when it is done
-            _provisional = Registry(plugin_code=_refusing(LOADING_ELSEWHERE), provisional=True)
-    return _provisional
-
-
-def _finished() -> Registry | None:
-    """The process registry, once the build in progress is done (None: there is none, or this
-    thread is running its plugin code and cannot wait for itself)."""
-    me = _thread.get_ident()
-    if _builder is not None and _builder != me and me not in _plugin_threads:
-        finished = _build_finished
-        finished.acquire()
-        finished.release()
-    return _instance
-
-
-def reset() -> None:
-    """Forget the registry and the parsed settings, so the next use starts again (for tests
-    and long-lived tools)."""
-    global _instance, _provisional, _generation
-    with _lock:
-        _instance = _provisional = None
-        _generation += 1
-        _settings.forget()
-        _work_memory.forget()
+reset = _process_registry.reset

@@ -10,7 +10,7 @@ docs/backends.md).  So the default is to measure, once per CPU:
   registered, or cannot run here, is an error that says why and lists what is available; never a
   silent fallback.
 - ``ARGONISHCHE_SELECT=auto`` (the default): the choice remembered for this CPU and these backend
-  modules (:mod:`argonishche._selection_record`), unless its choice contradicts its own times
+  modules (:mod:`argonishche._remembered_selection`), unless its choice contradicts its own times
   (:func:`contradiction`), else measure now and remember it.  Without a
   writable cache directory the ladder decides instead: a process must not pay the measurement
   every time it starts.
@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import NamedTuple
 
-from . import _records, _selection_record
+from . import _remembered_selection
 from ._core import ffi, lib
 from ._discovery import (
     AVAILABLE,
@@ -48,6 +48,7 @@ from ._discovery import (
     PluginInfo,
 )
 from ._settings import Settings
+from ._trust import record_store
 from ._wording import stated
 from .exceptions import BackendError, SettingError, echo
 
@@ -185,18 +186,18 @@ def select(settings: Settings, entries: dict[str, BackendEntry], *, fresh: bool 
         return by_priority(candidates, "ARGONISHCHE_SELECT=priority: the ladder, nothing measured")
     if len(candidates) == 1:
         return by_priority(candidates, "the only usable backend: nothing to measure")
-    key = _selection_record.key(candidates)
+    key = _remembered_selection.key(candidates)
     again = ""  # why a record was not obeyed, for the new choice's why
     if mode == "auto":
-        remembered = _selection_record.recall(key, (e.name for e in candidates))
+        remembered = _remembered_selection.recall(key, (e.name for e in candidates))
         wrong = "" if remembered is None else contradiction(candidates, remembered)
         if remembered is not None and not wrong:
             return recalled(candidates, remembered)
         if remembered is not None:  # edited, or written by another rule: its times decide
-            _records.note_ignored(remembered.path, f"its choice contradicts its own times "
+            record_store.note_ignored(remembered.path, f"its choice contradicts its own times "
                                                    f"({wrong})")
             again = f"; the record {remembered.path} was not used: {wrong}"
-    directory, why_not = _selection_record.writable_directory()
+    directory, why_not = _remembered_selection.writable_directory()
     if directory is None and mode == "auto":
         return by_priority(candidates, f"the ladder: no measurement remembered, and none can "
                                        f"be ({why_not}); ARGONISHCHE_SELECT=measure measures "
@@ -206,7 +207,7 @@ def select(settings: Settings, entries: dict[str, BackendEntry], *, fresh: bool 
                for a, c in decide(candidates, measurement).items()}
     path = ""
     if directory is not None:
-        path, why_not = _selection_record.remember(
+        path, why_not = _remembered_selection.remember(
             directory, key, {a: c.backend for a, c in choices.items()}, measurement.ns_per_kib,
             measurement.noise, choices[ALGORITHMS[0]].measured_at, measurement.rounds,
             measurement.seconds)
@@ -219,7 +220,7 @@ def select(settings: Settings, entries: dict[str, BackendEntry], *, fresh: bool 
 
 
 def recalled(candidates: list[BackendEntry],
-             remembered: _selection_record.Remembered) -> dict[str, Choice]:
+             remembered: _remembered_selection.Remembered) -> dict[str, Choice]:
     priorities = {e.name: e.backend.priority for e in candidates}
     return {a: Choice(a, remembered.choices[a], REMEMBERED,
                       explain(remembered.choices[a], remembered.ns_per_kib[a],
@@ -230,7 +231,7 @@ def recalled(candidates: list[BackendEntry],
 
 
 def contradiction(candidates: list[BackendEntry],
-                  remembered: _selection_record.Remembered) -> str:
+                  remembered: _remembered_selection.Remembered) -> str:
     """Why *remembered*'s choices are not what its own times choose under :func:`decide`'s
     rule ("" if they are): a record is a measurement, and the choice must follow from it."""
     decided = decide(candidates, Measurement(remembered.ns_per_kib, remembered.noise, 0, 0.0),
@@ -241,7 +242,7 @@ def contradiction(candidates: list[BackendEntry],
 
 
 def as_recorded(measurement: Measurement) -> Measurement:
-    """*measurement* at the precision a record keeps (:func:`_selection_record.remember`), so
+    """*measurement* at the precision a record keeps (:func:`_remembered_selection.remember`), so
     that the record's times choose what this process chose from them."""
     return measurement._replace(
         ns_per_kib={a: {name: round(ns, 2) for name, ns in by_name.items()}

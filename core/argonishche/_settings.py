@@ -91,7 +91,7 @@ def _huge_pages(raw: str) -> str:
     return mode
 
 
-#: ARGONISHCHE_WITNESS's values, the default first (see argonishche._witness).
+#: ARGONISHCHE_WITNESS's values, the default first (see argonishche._trust.witness).
 WITNESS_MODES = ("on", "off")
 
 
@@ -271,7 +271,7 @@ def environment_keeping(kept: tuple[str, ...], **variables: str) -> dict[str, st
     return environ
 
 
-#: Set in a certification child's environment (argonishche._certify_launch): a process started
+#: Set in a certification child's environment (argonishche._trust.child_launch): a process started
 #: as one never starts another.
 CERTIFICATION_CHILD_MARKER = "_ARGONISHCHE_CERTIFICATION_CHILD"
 

@@ -45,8 +45,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, NamedTuple
 
-from . import _registry, _tune_search, _work_memory
-from ._driver import memory_size
+from . import _memory_limits, _registry, _tune_search, _work_memory
+from ._hash_call import memory_size
 from ._tune_search import HASH_LEN, OWASP_MINIMUMS, Trial, at_least
 from ._wording import counted, noun, stated
 from .exceptions import ParameterError
@@ -150,7 +150,7 @@ def plan_budget(given_mib: int | None, concurrency: int = 1) -> Budget:
     can have (:func:`_tune_search.most_memory`) that needs more than the process's budget is
     refused, naming the variable that gives the process that much, since the process would start
     them all at once.  What the process cannot have at all
-    (:func:`argonishche._work_memory.memory_limit`: its cgroup limit, physical memory or
+    (:func:`argonishche._memory_limits.memory_limit`: its cgroup limit, physical memory or
     RLIMIT_AS/RLIMIT_DATA) is refused too: hashes that swap or are OOM-killed measure nothing a
     server would see.
 
@@ -158,13 +158,13 @@ def plan_budget(given_mib: int | None, concurrency: int = 1) -> Budget:
         more than the process can have.
     """
     state = _work_memory.memory_budget()
-    default, default_source = _work_memory.default_budget()
+    default, default_source = _memory_limits.default_budget()
     process_mib = state.budget // MIB
     if given_mib is None:
         mib, source = process_mib, f"the process's work-memory budget: {state.source}"
     else:
         mib, source = given_mib, f"--memory-budget {given_mib}"
-        limit = _work_memory.memory_limit()
+        limit = _memory_limits.memory_limit()
         if limit is not None and given_mib * MIB > limit[0]:
             raise ParameterError(
                 f"--memory-budget {given_mib:,} MiB is more than this process can have at all "

@@ -40,7 +40,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from ._argon2 import argon2_hash
-from ._params import DEFAULT_LIMITS
+from ._parameter_checks import DEFAULT_LIMITS
 
 HASH_LEN = 32
 #: Hashes a candidate is judged on, at least: with 20, the p95 is the second-slowest, so one

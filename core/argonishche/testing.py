@@ -35,10 +35,11 @@ import importlib
 import random
 from typing import Any, NoReturn, Protocol
 
-from . import _certify, _discovery, _registry, _selftest, _settings
-from ._core import ffi
+from . import _discovery, _registry, _settings
 from ._argon2 import argon2_hash
 from ._blake2 import blake2b
+from ._core import ffi
+from ._trust import certification_checks, self_test
 from ._wording import stated
 
 #: Incremental split points that cross BLAKE2b's block boundary in every way.
@@ -262,7 +263,7 @@ def check_backend(name: str, count: int = 60, seed: int = 0) -> list[str]:
     """
     table = _registry.get().kernel_table("argon2", name)
     failures = kernel_failures(name, seed=seed)
-    failures += [f"known answer: {line}" for line in _selftest.run(table, full=True)]
+    failures += [f"known answer: {line}" for line in self_test.run(table, full=True)]
     for case in argon2_cases(count, seed):
         if argon2_hash(backend=name, **case) != argon2_hash(backend="ref", **case):
             shown = {k: v for k, v in case.items() if not isinstance(v, bytes)}
@@ -273,12 +274,12 @@ def check_backend(name: str, count: int = 60, seed: int = 0) -> list[str]:
 
 
 def certify_backend(name: str) -> list[str]:
-    """The certification's checks (:mod:`argonishche._certify`: what argonishche runs once per
-    kernel module file before trusting it) on backend *name*, run now and not remembered; one
-    line per failure.  Slower than :func:`check_backend` (about 0.1 s natively): Argon2 of up to
-    4 MiB against ref, every distance of ref from prev up to 1,100 blocks and powers of two up to
-    64 MiB, BLAKE2b runs of up to 24,577 blocks in one call.
+    """The certification's checks (:mod:`argonishche._trust.certification_checks`: what
+    argonishche runs once per kernel module file before trusting it) on backend *name*, run now
+    and not remembered; one line per failure.  Slower than :func:`check_backend`: Argon2 of up
+    to 4 MiB against ref, every distance of ref from prev up to 1,100 blocks and powers of two up
+    to 64 MiB, BLAKE2b runs of up to 24,577 blocks in one call.
 
     :raises argonishche.BackendError: the backend is not usable here.
     """
-    return _certify.failures(_registry.get().kernel_table("argon2", name))
+    return certification_checks.failures(_registry.get().kernel_table("argon2", name))

@@ -298,7 +298,7 @@ int argonishche_sysctl_flag(const char *name);
 /* The path of the shared object (or executable) whose mapping holds *address*, and in *base* the
  * address it is loaded at; NULL (and *base = 0) where that cannot be known: no dladdr (Windows),
  * an address in no loaded object (a cffi callback).  Certification records are keyed on these
- * files' contents (argonishche._certify).  The string belongs to the dynamic loader and stays
+ * files' contents (argonishche._trust.certification).  The string belongs to the dynamic loader and stays
  * valid while the object is loaded: copy it at once. */
 ARGONISHCHE_API
 const char *argonishche_code_file(const void *address, uintptr_t *base);

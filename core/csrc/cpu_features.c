@@ -4,7 +4,7 @@
  * /proc/cpuinfo (and so py-cpuinfo) describes the host even under Intel SDE or QEMU, and a CPU can
  * advertise AVX while the OS does not save ymm/zmm registers.  Only CPUID executed here plus
  * XGETBV tells the truth about the CPU that will run the kernels.  Which bit means what is not
- * written here: argonishche/_features.py holds that table, and argonishche/_cpu.py reads these
+ * written here: argonishche/_features.py holds that table, and argonishche/_trust/cpu_gate.py reads these
  * words through it, so adding a feature adds a row there and touches no C.
  */
 #include "platform.h" /* ARGONISHCHE_X86, ARGONISHCHE_MSVC_INTRINSICS */

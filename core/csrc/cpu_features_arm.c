@@ -7,7 +7,7 @@
  * auxiliary vector, which the kernel fills from the ID registers it saw at boot (and QEMU user
  * mode fills from the emulated CPU model); on macOS the hw.optional.* sysctls.  Which bit or name
  * means what is not written here: argonishche/_features.py holds that table and
- * argonishche/_cpu.py reads these words through it.
+ * argonishche/_trust/cpu_gate.py reads these words through it.
  *
  * Both functions exist on every platform, answering 0 where their source does not exist, so that
  * the cffi declarations (made from argonishche_core.h) are the same everywhere.

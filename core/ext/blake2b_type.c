@@ -192,7 +192,7 @@ static const void *selected_table(module_state *st) {
 
 /* ---- arguments -------------------------------------------------------------------------- */
 
-/* ParameterTypeError("<name> must be <what>, not <type name>"), as argonishche._params says it. */
+/* ParameterTypeError("<name> must be <what>, not <type name>"), as argonishche._parameter_checks says it. */
 static void type_error(module_state *st, const char *name, const char *what, PyObject *value) {
     PyObject *type_name = PyType_GetName(Py_TYPE(value));
     if (type_name == NULL) return;

@@ -6,9 +6,8 @@ The hashers live here because ``PASSWORD_HASHERS`` names them by import path.
 
 from __future__ import annotations
 
-from django.contrib.auth.hashers import Argon2PasswordHasher as StockArgon2PasswordHasher
-
 from argonishche.contrib.django import Argon2PasswordHasher
+from django.contrib.auth.hashers import Argon2PasswordHasher as StockArgon2PasswordHasher
 
 SMALL_COSTS = dict(time_cost=2, memory_cost=64, parallelism=2)
 

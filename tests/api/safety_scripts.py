@@ -102,7 +102,7 @@ print("child", wait_child(pid))
     # imports them again.
     "fork_during_lazy_import": """
 LAZY_MODULES = ("argonishche._password_hasher", "argonishche._batch",
-                "argonishche._hash_parameters")
+                "argonishche._extract_parameters")
 outcomes = []
 for _ in range(10 * SCALE):
     for name in LAZY_MODULES:

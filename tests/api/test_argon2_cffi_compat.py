@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 
-import pytest
-
 import argonishche
 import argonishche.argon2_cffi as argon2
+import pytest
 from argonishche.argon2_cffi import Parameters, PasswordHasher, Type, extract_parameters, profiles
 from argonishche.argon2_cffi.exceptions import (
     Argon2Error,

@@ -7,9 +7,7 @@ from __future__ import annotations
 import os
 
 import pytest
-
 from argonishche import PasswordHasher, VerifyMismatchError, argon2_hash_encoded, argon2_verify
-
 from support import PASSWORD, RFC_I_V16_WITHOUT_V, RFC_I_V19, SALT, SMALL
 
 

@@ -13,19 +13,17 @@ import inspect
 import threading
 import time
 
-import pytest
-
 import argonishche
+import pytest
 from argonishche import (
     InvalidHashError,
     PasswordHasher,
     VerifyMismatchError,
-    _pool,
+    _thread_pool,
     argon2_hash_encoded,
     argon2_verify,
 )
 from argonishche._async import pool_size, run_blocking
-
 from support import PASSWORD, SALT, SMALL, VALID, run_python
 
 pytestmark = pytest.mark.timeout(120)
@@ -68,10 +66,10 @@ def test_the_call_runs_on_the_shared_pool_not_the_loops_thread():
     async def main():
         names = await asyncio.gather(*(run_blocking(lambda: threading.current_thread().name)
                                        for _ in range(4)))
-        return names, _pool.shared_pool()
+        return names, _thread_pool.shared_pool()
 
     names, pool = run(main())
-    assert all(name.startswith(_pool.THREAD_NAME_PREFIX) for name in names), names
+    assert all(name.startswith(_thread_pool.THREAD_NAME_PREFIX) for name in names), names
     assert run(main())[1] is pool  # another event loop, the same pool
 
 
@@ -140,16 +138,16 @@ def test_at_most_pool_size_calls_run_at_once():
     assert results == [argon2_hash_encoded(f"pw{i}", SALT, **SMALL)
                        for i in range(4 * pool_size() + 3)]
     assert most[0] == pool_size()  # bounded, and not serialized either
-    assert _pool.shared_pool()._max_workers == pool_size() >= 1
+    assert _thread_pool.shared_pool()._max_workers == pool_size() >= 1
 
 
 def test_the_pool_is_made_once_however_many_threads_race(monkeypatch):
-    monkeypatch.setattr(_pool, "_pool", None)
+    monkeypatch.setattr(_thread_pool, "_pool", None)
     barrier, pools = threading.Barrier(16), []
 
     def make():
         barrier.wait()
-        pools.append(_pool.shared_pool())
+        pools.append(_thread_pool.shared_pool())
 
     threads = [threading.Thread(target=make) for _ in range(16)]
     for thread in threads:
@@ -367,4 +365,4 @@ def test_password_hasher_async_methods_run_on_the_shared_pool(monkeypatch):
 
     assert run(main()) is True
     assert len(threads) == 2, threads
-    assert all(n.startswith(_pool.THREAD_NAME_PREFIX) for n in threads), threads
+    assert all(n.startswith(_thread_pool.THREAD_NAME_PREFIX) for n in threads), threads

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import os
 
-import pytest
-
 import argonishche
-from argonishche import testing
+import pytest
 from argonishche import (
     ArgonishcheError,
     BackendError,
@@ -16,10 +14,9 @@ from argonishche import (
     argon2_hash_encoded,
     argon2_verify,
     blake2b,
+    testing,
 )
-
-from support import PASSWORD, SALT, SMALL, VALID
-from support import make_registry, state_of, usable_backend_names
+from support import PASSWORD, SALT, SMALL, VALID, make_registry, state_of, usable_backend_names
 
 
 def test_backend_keyword_selects_a_backend(backend):

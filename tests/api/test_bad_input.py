@@ -5,7 +5,6 @@ parameter: argon2_hash, argon2_hash_encoded, argon2_verify, PasswordHasher and b
 from __future__ import annotations
 
 import pytest
-
 from argonishche import (
     ArgonishcheError,
     ParameterError,
@@ -16,7 +15,6 @@ from argonishche import (
     argon2_verify,
     blake2b,
 )
-
 from argonishche.exceptions import ParameterOverflowError
 from support import PASSWORD, SALT, SMALL, UINT32_MAX, VALID
 

@@ -8,7 +8,6 @@ import array
 import hashlib
 
 import pytest
-
 from argonishche import blake2b
 
 

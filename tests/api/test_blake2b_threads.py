@@ -30,9 +30,7 @@ import sys
 import threading
 
 import pytest
-
 from argonishche import blake2b
-
 from support import run_python
 
 SIZES = (1, 100, 128, 200, 3000)  # below, at, across and far past the 128-byte C buffer

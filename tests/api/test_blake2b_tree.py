@@ -14,9 +14,8 @@ import hashlib
 import io
 import pickle
 
-import pytest
-
 import argonishche
+import pytest
 from argonishche import ParameterError, ParameterTypeError, _registry, blake2b
 from argonishche._core import ffi, lib
 from argonishche.exceptions import ParameterOverflowError

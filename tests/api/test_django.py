@@ -13,12 +13,10 @@ a missing Django or argon2-cffi is a failure instead, so that env cannot pass by
 from __future__ import annotations
 
 import dataclasses
-
 import importlib
 import os
 
 import pytest
-
 from argonishche import Argon2Params, Limits, _argon2, argon2_hash_encoded
 from argonishche.exceptions import InvalidHashError
 from support import UINT32_MAX, b64, encoded_with, run_python
@@ -39,13 +37,12 @@ def _require(module: str, why: str):
 
 django = _require("django", "the Django hasher is tested through Django's password API")
 
+import django_settings  # noqa: E402 - tests/api/django_settings.py
+from argonishche.contrib.django import Argon2PasswordHasher  # noqa: E402
 from django.conf import settings  # noqa: E402 - after the check that Django is there
 from django.contrib.auth import hashers  # noqa: E402
 from django.core.exceptions import ImproperlyConfigured  # noqa: E402
 from django.test import override_settings  # noqa: E402
-
-import django_settings  # noqa: E402 - tests/api/django_settings.py
-from argonishche.contrib.django import Argon2PasswordHasher  # noqa: E402
 
 if not settings.configured:
     settings.configure(**{name: getattr(django_settings, name) for name in dir(django_settings)
@@ -376,9 +373,8 @@ def test_a_busy_server_never_reports_a_right_password_as_wrong(budget):
 
 
 def test_the_server_busy_middleware_answers_503_with_retry_after(budget):
-    from django.test import Client
-
     from argonishche import _work_memory
+    from django.test import Client
 
     encoded = hashers.make_password(PASSWORD)
     form = {"password": PASSWORD, "encoded": encoded}

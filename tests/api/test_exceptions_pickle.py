@@ -13,9 +13,8 @@ import copy
 import inspect
 import pickle
 
-import pytest
-
 import argonishche
+import pytest
 from argonishche import exceptions
 
 #: Constructor arguments for classes whose __init__ takes more than a message.

@@ -18,11 +18,8 @@ import collections
 import os
 from unittest import mock
 
-import pytest
-from hypothesis import HealthCheck, example, given, settings
-from hypothesis import strategies as st
-
 import argonishche
+import pytest
 from argonishche import (
     InvalidHashError,
     LimitExceededError,
@@ -31,7 +28,8 @@ from argonishche import (
     VerifyMismatchError,
     argon2_verify,
 )
-
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 from support import UINT32_MAX, b64
 
 EXAMPLES = int(os.environ.get("ARGONISHCHE_FUZZ_EXAMPLES", "300"))
@@ -42,7 +40,7 @@ FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=False,
 TIGHT = Limits(max_memory_cost=128, max_time_cost=3, max_parallelism=4, max_hash_len=128,
                max_salt_len=64)
 TRIED: collections.Counter = collections.Counter()
-REAL_ARGON2 = argonishche._driver.argon2
+REAL_ARGON2 = argonishche._hash_call.argon2
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -199,7 +197,7 @@ random_input = st.one_of(
 def within(limits: Limits, password, encoded, hasher=None):
     """Verify *encoded* with the driver guarded by *limits*; the outcome and the guard."""
     guard = Guard(limits)
-    with mock.patch.object(argonishche._driver, "argon2", guard):
+    with mock.patch.object(argonishche._hash_call, "argon2", guard):
         if hasher is None:
             result = outcome(lambda: argon2_verify(encoded, password, limits=limits))
         else:
@@ -264,7 +262,7 @@ def test_default_limits_never_start_a_hash_over_them(case):
     TRIED["default-limits"] += 1
     encoded, password = case
     guard = Guard(Limits(), run=False)
-    with mock.patch.object(argonishche._driver, "argon2", guard):
+    with mock.patch.object(argonishche._hash_call, "argon2", guard):
         # allocator="system": the C driver (here the guard) allocates, so nothing is mapped
         first = outcome(lambda: argon2_verify(encoded, password, allocator="system"))
         second = outcome(lambda: PasswordHasher(allocator="system").verify(encoded, password))
@@ -287,7 +285,7 @@ def test_raising_a_cost_above_the_limit_is_a_limits_error_not_an_allocation(case
     m, t, p = int(costs["m"]), int(costs["t"]), int(costs["p"])
     encoded = f"{head}$m={m},t={t},p={p}${salt}${tag}"
     guard = Guard(limits, run=False)
-    with mock.patch.object(argonishche._driver, "argon2", guard):
+    with mock.patch.object(argonishche._hash_call, "argon2", guard):
         result = outcome(lambda: argon2_verify(encoded, password, limits=limits,
                                                allocator="system"))
     valid = t >= 1 and 1 <= p <= 2**24 - 1 and m >= 8 * p

@@ -13,9 +13,8 @@ import itertools
 import os
 import threading
 
-import pytest
-
 import argonishche
+import pytest
 from argonishche import (
     InvalidHashError,
     LimitExceededError,
@@ -28,7 +27,6 @@ from argonishche import (
     argon2_hash_encoded,
     argon2_verify,
 )
-
 from support import (
     BUILTIN_NAMES,
     TOOLS,

@@ -7,9 +7,8 @@ import os
 import threading
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 
-import pytest
-
 import argonishche
+import pytest
 from argonishche import (
     BackendError,
     ParameterError,
@@ -19,7 +18,6 @@ from argonishche import (
 )
 from argonishche._argon2 import params_of
 from argonishche._batch import MAX_WORKERS, executor_workers
-
 from support import run_python
 
 MANY_COSTS = dict(time_cost=1, memory_cost=64, parallelism=2)
@@ -317,7 +315,7 @@ def test_hash_many_makes_no_pool_or_thread_per_call(monkeypatch):
     def recording_init(self, *args, **kwargs):
         made.append(self)
         original_init(self, *args, **kwargs)
-    from argonishche._pool import THREAD_NAME_PREFIX, pool_size
+    from argonishche._thread_pool import THREAD_NAME_PREFIX, pool_size
 
     argonishche.hash_many(["warm", "up", "the", "pool"], **MANY_COSTS)  # the pool exists now
     monkeypatch.setattr(concurrent.futures.ThreadPoolExecutor, "__init__", recording_init)
@@ -332,7 +330,7 @@ def test_hash_many_makes_no_pool_or_thread_per_call(monkeypatch):
 
 
 def test_hash_many_runs_on_the_calling_thread_and_the_shared_pool(monkeypatch):
-    from argonishche import _batch, _pool
+    from argonishche import _batch, _thread_pool
 
     running, most, names, lock = [0], [0], set(), threading.Lock()
     original = _batch.hash_chunk
@@ -353,17 +351,17 @@ def test_hash_many_runs_on_the_calling_thread_and_the_shared_pool(monkeypatch):
     assert most[0] == 1 and names == {threading.current_thread().name}  # workers=1: inline
     names.clear()
     check_hashes(passwords, argonishche.hash_many(passwords, workers=64, **MANY_COSTS))
-    assert most[0] <= _pool.pool_size()  # workers= beyond the CPUs: capped at the pool's size
+    assert most[0] <= _thread_pool.pool_size()  # workers= beyond the CPUs: capped at the pool
     assert names - {threading.current_thread().name} <= {
         thread.name for thread in threading.enumerate()
-        if thread.name.startswith(_pool.THREAD_NAME_PREFIX)}
+        if thread.name.startswith(_thread_pool.THREAD_NAME_PREFIX)}
 
 
 @pytest.mark.timeout(120)
 def test_hash_many_from_every_pool_thread_at_once_does_not_deadlock():
     # Each call waits for its chunks while holding a pool thread: had they been queued on the
     # (busy) pool alone, none would ever run.  The calling thread hashes them instead.
-    from argonishche._pool import pool_size, shared_pool
+    from argonishche._thread_pool import pool_size, shared_pool
 
     passwords = [f"pw{i}" for i in range(6)]
     calls = [shared_pool().submit(argonishche.hash_many, passwords, **MANY_COSTS)

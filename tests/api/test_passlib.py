@@ -8,10 +8,9 @@ import json
 import pytest
 
 pytest.importorskip("passlib", reason="libpass is in the test extra")
+from argonishche.contrib.passlib import argon2  # noqa: E402
 from passlib.context import CryptContext  # noqa: E402
 from passlib.hash import argon2 as stock_argon2  # noqa: E402
-
-from argonishche.contrib.passlib import argon2  # noqa: E402
 from support import run_python  # noqa: E402
 
 CHEAP = {"rounds": 1, "memory_cost": 64, "parallelism": 1}

@@ -6,9 +6,7 @@ from __future__ import annotations
 import base64
 
 import pytest
-
 from argonishche import PasswordHasher, Type, VerifyMismatchError, argon2_hash_encoded
-
 from support import PASSWORD
 
 

@@ -5,14 +5,21 @@ from __future__ import annotations
 import base64
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-
 from argonishche import Type, _phc
 from argonishche.exceptions import InvalidHashError, ParameterError
-
-from support import PASSWORD, RFC_I_V16_WITHOUT_V, RFC_I_V19, SALT, SALT_B64, TAG_B64
-from support import UINT32_MAX, VALID, b64
+from hypothesis import given
+from hypothesis import strategies as st
+from support import (
+    PASSWORD,
+    RFC_I_V16_WITHOUT_V,
+    RFC_I_V19,
+    SALT,
+    SALT_B64,
+    TAG_B64,
+    UINT32_MAX,
+    VALID,
+    b64,
+)
 
 # RFC 9106 / reference test.c parameters: password "password", salt "somesalt", t=2, m=2**16,
 # p=1, 32-byte tag (RFC_I_V19 and RFC_I_V16_WITHOUT_V are support's). The tags are what the

@@ -15,15 +15,14 @@ import json
 import pytest
 
 pwdlib = pytest.importorskip("pwdlib", reason="pwdlib is in the test extra")
-from pwdlib import PasswordHash  # noqa: E402
-from pwdlib.hashers import HasherProtocol  # noqa: E402
-from pwdlib.hashers.argon2 import Argon2Hasher as StockArgon2Hasher  # noqa: E402
-
 import argonishche  # noqa: E402
 from argonishche import Limits, MemoryBudgetError  # noqa: E402
 from argonishche._argon2 import params_of  # noqa: E402
 from argonishche.contrib.pwdlib import Argon2Hasher  # noqa: E402
 from argonishche.exceptions import InvalidHashError, ParameterError  # noqa: E402
+from pwdlib import PasswordHash  # noqa: E402
+from pwdlib.hashers import HasherProtocol  # noqa: E402
+from pwdlib.hashers.argon2 import Argon2Hasher as StockArgon2Hasher  # noqa: E402
 from support import run_python  # noqa: E402
 
 # Costs small enough that a test makes dozens of hashes in well under a second.

@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import importlib.util
 
-import pytest
-
 import argonishche
+import pytest
 from argonishche import MemoryBudgetTimeout, argon2_hash_encoded
 from argonishche.argon2_cffi import PasswordHasher as CffiPasswordHasher
 from argonishche.argon2_cffi.exceptions import VerificationError as CffiVerificationError
-
 from support import PASSWORD, SALT
 
 COSTS = dict(time_cost=1, memory_cost=1024, parallelism=1)

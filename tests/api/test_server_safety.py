@@ -10,9 +10,8 @@ import os
 import resource
 import threading
 
-import pytest
-
 import argonishche
+import pytest
 from safety_scripts import run_script
 
 

@@ -8,7 +8,6 @@ import sys
 import threading
 
 from argonishche import argon2_hash
-
 from support import PASSWORD, SALT
 
 

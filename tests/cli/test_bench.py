@@ -11,12 +11,10 @@ import signal
 import subprocess
 import sys
 
-import pytest
-
 import argonishche
+import pytest
 from argonishche._bench import suites
 from argonishche._bench.points import Point
-
 from support import bench_cli
 
 TINY = ("--repetitions", "2", "--budget", "0.01", "--point", "d,1,64,1")

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from argonishche import _cli
 from argonishche._bench import compare
 from argonishche._bench.compare import compare_report

@@ -9,7 +9,6 @@ import platform
 import sys
 
 import pytest
-
 from argonishche._bench import report, suites
 from argonishche._bench.memory_use import Counters, MemoryUse, page_size
 from argonishche._bench.points import Point

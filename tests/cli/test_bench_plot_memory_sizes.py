@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import json
 
+import argonishche
 import pytest
 from support import load_tool
-
-import argonishche
 
 plot_memory_sizes = load_tool("plot_memory_sizes")
 

@@ -9,14 +9,12 @@ import importlib.util
 import io
 import json
 
-import pytest
-
 import argonishche
+import pytest
 from argonishche import _registry
 from argonishche._bench import command, fresh_process, profiles
 from argonishche._bench.points import Point
 from argonishche.exceptions import MemoryBudgetError
-
 from support import bench_cli
 
 TINY_POINTS = (profiles.ProfilePoint(Point("id", 1, 64, 1), "tiny, one lane"),

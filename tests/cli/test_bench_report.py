@@ -4,7 +4,6 @@ Made-up samples; nothing here measures anything."""
 from __future__ import annotations
 
 import pytest
-
 from argonishche._bench import report
 from argonishche._bench.points import Point
 from argonishche._bench.timing import Subject

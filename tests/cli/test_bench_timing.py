@@ -7,7 +7,6 @@ import io
 import platform
 
 import pytest
-
 from argonishche._bench import machine, peers, timing
 from argonishche._bench.points import DEFAULT_POINTS, Point
 from argonishche._bench.progress import Progress

@@ -15,11 +15,9 @@ import shutil
 import subprocess
 import sys
 
-import pytest
-
 import argonishche
+import pytest
 from argonishche import _cli, _registry
-
 from support import call_cli as call
 from support import make_registry
 

@@ -15,12 +15,10 @@ import subprocess
 import sys
 import time
 
-import pytest
-
 import argonishche
-from argonishche import _argon2, _tune, _work_memory
+import pytest
+from argonishche import _argon2, _memory_limits, _tune
 from argonishche._bench import profiles, suites
-
 from support import VALID, call_cli, encoded_with
 
 MIB = 2**20
@@ -146,7 +144,7 @@ def test_tune_latency(capsys, monkeypatch, tripwires, value):
 def test_tune_a_plan_over_the_processs_budget(capsys, monkeypatch, tripwires, budget, given,
                                               concurrency, per_hash, total):
     budget(96)
-    monkeypatch.setattr(_work_memory, "memory_limit", lambda: None)
+    monkeypatch.setattr(_memory_limits, "memory_limit", lambda: None)
     refused(capsys, monkeypatch, tripwires,
             ["tune", "--memory-budget", given, "--concurrency", concurrency],
             f"Error: --memory-budget {given} with --concurrency {concurrency} plans "

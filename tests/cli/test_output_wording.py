@@ -12,11 +12,9 @@ import subprocess
 import sys
 
 import pytest
-
 from argonishche import _cli, _info, _tune, _tune_search
 from argonishche._bench import progress as progress_module
 from argonishche.exceptions import BackendError
-
 from support import make_registry
 
 TINY = ("--repetitions", "2", "--budget", "0.01", "--point", "d,1,64,1")

@@ -19,12 +19,11 @@ import random
 import statistics
 import sys
 
-import pytest
-
 import argonishche
-from argonishche import _cli, _params, _tune, _tune_search, _work_memory
-from argonishche._bench import machine, progress as progress_module
-
+import pytest
+from argonishche import _cli, _memory_limits, _parameter_checks, _tune, _tune_search
+from argonishche._bench import machine
+from argonishche._bench import progress as progress_module
 from support import make_registry
 
 
@@ -207,7 +206,7 @@ def test_the_search_tries_every_pass_count_before_less_memory(timing, model_sett
 def test_the_search_stays_within_the_limits_argonishche_verifies(timing):
     timing(per_kib_pass_ms=1e-9, fixed_ms=0.0)   # a machine so fast anything fits
     chosen = search(1000.0, 64 * 1024)["chosen"]
-    limits = _params.DEFAULT_LIMITS
+    limits = _parameter_checks.DEFAULT_LIMITS
     assert chosen.memory_cost == limits.max_memory_cost
     assert chosen.time_cost * chosen.memory_cost <= limits.max_work
     limits.check_own(time_cost=chosen.time_cost, memory_cost=chosen.memory_cost,
@@ -376,7 +375,8 @@ def test_a_budget_above_the_processs_is_measured_with_it_raised_and_put_back(
     """Raised where the plan fits the process's budget all the same: each hash is at most the
     default limit (here 16 MiB, standing in for 4 GiB)."""
     budget(32)
-    monkeypatch.setattr(_tune_search, "DEFAULT_LIMITS", _params.Limits(max_memory_cost=16384))
+    monkeypatch.setattr(_tune_search, "DEFAULT_LIMITS",
+                        _parameter_checks.Limits(max_memory_cost=16384))
     model = Model(per_kib_pass_ms=1e-4)
     seen = []
 
@@ -414,7 +414,7 @@ def test_a_plan_over_the_processs_budget_is_refused_before_measuring(budget, tim
 def test_a_budget_the_process_cannot_have_is_refused_before_measuring(monkeypatch, timing,
                                                                       no_kernels, capsys):
     model = timing()
-    monkeypatch.setattr(_work_memory, "memory_limit", lambda: (100 * MIB, "a test's limit"))
+    monkeypatch.setattr(_memory_limits, "memory_limit", lambda: (100 * MIB, "a test's limit"))
     status, out, err = call(capsys, "--memory-budget", "101")
     assert status == 2 and out == "" and model.calls == []
     assert err.startswith("Error: --memory-budget 101 MiB is more than this process can have at "
@@ -432,7 +432,7 @@ def test_a_budget_the_process_cannot_have_is_refused_before_measuring(monkeypatc
 def test_the_variable_a_deployment_needs_is_printed_when_the_default_is_too_small(
         monkeypatch, timing, no_kernels, capsys, budget_mib, variable, note):
     timing(per_kib_pass_ms=1e-4)
-    monkeypatch.setattr(_work_memory, "default_budget", lambda: (64 * MIB, "a test's default"))
+    monkeypatch.setattr(_memory_limits, "default_budget", lambda: (64 * MIB, "a test's default"))
     args = ["--latency", "100", "--concurrency", "2", "--memory-budget", str(budget_mib)]
     status, out, _ = call(capsys, *args)
     assert status == 0

@@ -13,10 +13,10 @@ import subprocess
 import sys
 import tomllib
 
-import pytest
-
 import argonishche_backends
-from argonishche import _cpu, _features, _registry
+import pytest
+from argonishche import _features, _registry
+from argonishche._trust import cpu_gate
 from argonishche_backends import table
 from argonishche_backends.table import (
     ALL_BUILTIN_BACKENDS,
@@ -58,7 +58,7 @@ def test_the_table_and_the_cpu_gate_name_architectures_alike():
     # backends/table.py cannot import argonishche._features (the build loads it by path).
     assert table.ARCH_ALIASES == _features.ARCH_ALIASES
     assert (table.X86_64, table.AARCH64) == _features.ARCHES
-    assert table.running_arch() == _cpu._machine()
+    assert table.running_arch() == cpu_gate._machine()
 
 
 def test_pyproject_entry_points_are_the_table():
@@ -89,7 +89,7 @@ def test_an_entry_point_of_a_row_not_built_here_loads_and_registers_nothing():
     # Another architecture's row: its entry point must load (tools walk every entry point), and
     # discovery must neither fail nor list it.
     other = next(row for row in ALL_BUILTIN_BACKENDS if row not in BUILTIN_BACKENDS)
-    from argonishche._entry_points import EntryPoint, Distribution
+    from argonishche._entry_points import Distribution, EntryPoint
     plugin = EntryPoint(other.name, f"argonishche_backends:{other.name}",
                         Distribution("argonishche", "0")).load()
     registered = []

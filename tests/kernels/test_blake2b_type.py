@@ -12,13 +12,11 @@ import sys
 import threading
 import time
 
-import pytest
-
 import argonishche
-from argonishche import _blake2b_type, _registry, _selection, blake2b
+import pytest
+from argonishche import _blake2b_type, _process_registry, _registry, _selection, blake2b
 from argonishche._core import ffi, lib
 from argonishche.exceptions import BackendError
-
 from support import make_registry, run_python, timings_where, usable_backend_names
 
 
@@ -118,7 +116,7 @@ def test_the_table_follows_calibrate(install, monkeypatch):
 @pytest.mark.skipif("ref" not in usable_backend_names(), reason="no ref backend")
 def test_the_table_follows_a_new_registry_with_a_forced_backend(monkeypatch):
     reg = make_registry(environ={"ARGONISHCHE_BACKEND": "ref"})
-    monkeypatch.setattr(_registry, "_instance", reg)
+    monkeypatch.setattr(_process_registry, "_instance", reg)
     ref = reg.kernel_table("blake2b", "ref")
     assert address(_registry.selected_table("blake2b")) == address(ref)
     assert _blake2b_type.selected_table_address() == address(ref)
@@ -202,7 +200,7 @@ def test_a_keyed_state_is_wiped_when_freed():
     code = """
         import gc
         import argonishche
-        from argonishche import _blake2, _blake2b_type, _registry
+        from argonishche import _blake2, _blake2b_type, _process_registry
         from argonishche._core import ffi, lib
         from argonishche.exceptions import (
             ParameterError, ParameterOverflowError, ParameterTypeError)
@@ -218,7 +216,7 @@ def test_a_keyed_state_is_wiped_when_freed():
             (_blake2._address("argonishche_blake2b_init_tree"),
              _blake2._address("argonishche_blake2b_update"),
              _blake2._address("argonishche_blake2b_final"), int(ffi.cast("uintptr_t", wipe))),
-            vars(_registry), _blake2._kernel_table, ParameterError, ParameterTypeError,
+            vars(_process_registry), _blake2._kernel_table, ParameterError, ParameterTypeError,
             ParameterOverflowError)
         size = ffi.sizeof("argonishche_blake2b_state")
         h = argonishche.blake2b(key=b"K" * 64)

@@ -5,17 +5,16 @@ exactly the header's ARGONISHCHE_API functions."""
 from __future__ import annotations
 
 import importlib.util
-import pathlib
 import os
+import pathlib
 import re
 import shutil
 import subprocess
 import sys
 
 import pytest
-from wheel_audit import built_modules_without_libc
-
 from argonishche import _core
+from wheel_audit import built_modules_without_libc
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CORE_HEADER = ROOT / "core" / "csrc" / "argonishche_core.h"

@@ -10,9 +10,8 @@ import pathlib
 import subprocess
 import sys
 
-import pytest
-
 import argonishche
+import pytest
 
 HARNESS = pathlib.Path(__file__).resolve().parents[2] / "tools" / "cpython_hashlib" / "run.py"
 

@@ -14,9 +14,8 @@ import random
 import threading
 from typing import NamedTuple
 
-import pytest
-
 import argonishche
+import pytest
 
 argon2 = pytest.importorskip("argon2")
 from argon2 import low_level  # noqa: E402 - after importorskip on purpose

@@ -10,11 +10,10 @@ import platform
 import re
 
 import pytest
-
-from argonishche import _backend_checks, _features, _registry, hookspecs
+from argonishche import _features, _registry, hookspecs
+from argonishche._trust import vetting
 from argonishche.build import kernel_target
-from support import REF_SOURCE, FakeEntryPoint, compiled_backend, make_registry
-from support import plugin_registering
+from support import REF_SOURCE, FakeEntryPoint, compiled_backend, make_registry, plugin_registering
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 MACHINE = _features.arch_of(platform.machine())
@@ -112,8 +111,8 @@ def test_each_loaded_module_was_compiled_for_exactly_its_declared_features(name)
     entry = _registry.get().entries[name]
     if entry.module is None:
         pytest.skip(f"backend {name} is {entry.state}: {entry.reason}")
-    table = _backend_checks.kernel_table(entry.module)
-    assert _backend_checks.compiled_for(table) == kernel_target(entry.backend.cpu_features)
+    table = vetting.kernel_table(entry.module)
+    assert vetting.compiled_for(table) == kernel_target(entry.backend.cpu_features)
 
 
 # Per architecture: (compiled for, declared, what the refusal says).

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
 import argonishche
+import pytest
 from argonishche.vectors import ARGON2_VECTORS, BLAKE2B_VECTORS
 
 # BLAKE2b's block is 128 bytes: 127/128/129 straddle the first block boundary, where an

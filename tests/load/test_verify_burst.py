@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-
 from load_limits import CannotLimit, MemoryLimit, choice, memory_limit
 
 ROOT = Path(__file__).resolve().parents[2]

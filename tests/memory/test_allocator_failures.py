@@ -10,12 +10,20 @@ from __future__ import annotations
 import errno
 
 import pytest
-
-from argonishche import ArgonishcheMemoryError, ParameterError, argon2_hash
-from argonishche import _allocators
-
-from support import BUILTIN_NAMES, KNOWN_TAG, PASSWORD, SALT, SMALL, Pool
-from support import FakeEntryPoint, allocator_plugin, make_registry, needed, run_python
+from argonishche import ArgonishcheMemoryError, ParameterError, _allocators, argon2_hash
+from support import (
+    BUILTIN_NAMES,
+    KNOWN_TAG,
+    PASSWORD,
+    SALT,
+    SMALL,
+    FakeEntryPoint,
+    Pool,
+    allocator_plugin,
+    make_registry,
+    needed,
+    run_python,
+)
 
 
 def test_arena_mapping_failure_propagates_and_the_next_hash_works():

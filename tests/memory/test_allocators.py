@@ -5,19 +5,30 @@ argument and ``ARGONISHCHE_ALLOCATOR`` choose one, and plugins add more through 
 from __future__ import annotations
 
 import pytest
-
 from argonishche import (
     BackendError,
     PasswordHasher,
     VerifyMismatchError,
+    _allocators,
     argon2_hash,
     argon2_hash_encoded,
     argon2_verify,
 )
-from argonishche import _allocators
-
-from support import ARENA, BUILTIN_NAMES, KNOWN_TAG, PASSWORD, SALT, SMALL, FakeEntryPoint, Pool
-from support import address_of, allocator_plugin, make_registry, needed, run_python
+from support import (
+    ARENA,
+    BUILTIN_NAMES,
+    KNOWN_TAG,
+    PASSWORD,
+    SALT,
+    SMALL,
+    FakeEntryPoint,
+    Pool,
+    address_of,
+    allocator_plugin,
+    make_registry,
+    needed,
+    run_python,
+)
 
 REGISTERED = "Registered: arena, hugepages, locked, system"
 

@@ -12,14 +12,10 @@ import os
 import threading
 import time
 
-import pytest
-
 import argonishche
-from argonishche import argon2_hash
-from argonishche import _allocators
-
-from support import ARENA, HUGEPAGES, KNOWN_TAG, LOCKED, PASSWORD, SALT, SMALL
-from support import address_of, needed
+import pytest
+from argonishche import _allocators, argon2_hash
+from support import ARENA, HUGEPAGES, KNOWN_TAG, LOCKED, PASSWORD, SALT, SMALL, address_of, needed
 
 
 def status_kib(field: str) -> int:

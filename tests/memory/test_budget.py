@@ -15,20 +15,27 @@ import sys
 import threading
 import time
 
-import pytest
-
 import argonishche
+import pytest
 from argonishche import (
     ArgonishcheMemoryError,
     MemoryBudgetError,
     MemoryBudgetTimeout,
+    _memory_limits,
+    _work_memory,
     argon2_hash,
 )
-from argonishche import _work_memory
 from argonishche._core import ffi, lib
-
-from support import FakeEntryPoint, PASSWORD, SALT, allocator_plugin, make_registry, needed
-from support import Pool, run_python
+from support import (
+    PASSWORD,
+    SALT,
+    FakeEntryPoint,
+    Pool,
+    allocator_plugin,
+    make_registry,
+    needed,
+    run_python,
+)
 
 MIB = 1024 * 1024
 #: One hash that holds 8 MiB of the budget for a few milliseconds.
@@ -80,7 +87,7 @@ def hold_budget(gate, **costs):
 def test_the_process_has_one_budget_that_says_where_it_came_from():
     """Failed before: argonishche had no memory_budget (AttributeError)."""
     state = argonishche.memory_budget()
-    physical = _work_memory.physical_memory()
+    physical = _memory_limits.physical_memory()
     assert 0 < state.budget <= physical // 2 + MIB, state
     assert state.source and state.held == state.in_use + state.idle <= state.budget
     assert state.high_water <= state.budget
@@ -131,7 +138,7 @@ def test_set_memory_budget_with_nothing_goes_back_to_the_environment_or_default(
     state = budget()
     configured = argonishche._settings.current().memory_budget_mib
     if configured is None:
-        assert (state.budget, state.source) == _work_memory.default_budget()
+        assert (state.budget, state.source) == _memory_limits.default_budget()
     else:
         assert state.source == f"ARGONISHCHE_MEMORY_BUDGET_MIB={configured}"
 
@@ -542,7 +549,7 @@ def test_the_cgroup_v2_limit_is_the_least_of_the_group_and_its_ancestors(tmp_pat
     (root / "app" / "worker" / "memory.high").write_text("2147483648\n")
     proc = fake_proc(tmp_path, "0::/app/worker\n",
                      f"30 23 0:26 / {root} rw,nosuid - cgroup2 cgroup2 rw\n")
-    limit, where = _work_memory.cgroup_limit(proc)
+    limit, where = _memory_limits.cgroup_limit(proc)
     assert limit == 1610612736 and where.startswith("cgroup v2 memory.max")
 
 
@@ -552,22 +559,22 @@ def test_the_cgroup_v1_limit_is_read_and_unlimited_is_none(tmp_path):
     (root / "srv" / "memory.limit_in_bytes").write_text("805306368\n")
     (root / "memory.limit_in_bytes").write_text("9223372036854771712\n")
     mountinfo = f"35 25 0:30 / {root} rw - cgroup cgroup rw,memory\n"
-    limit, where = _work_memory.cgroup_limit(fake_proc(tmp_path, "4:memory:/srv\n", mountinfo))
+    limit, where = _memory_limits.cgroup_limit(fake_proc(tmp_path, "4:memory:/srv\n", mountinfo))
     assert limit == 805306368 and "v1" in where
     (root / "srv" / "memory.limit_in_bytes").write_text("9223372036854771712\n")
     other = tmp_path / "other"
     other.mkdir()
-    assert _work_memory.cgroup_limit(fake_proc(other, "4:memory:/srv\n", mountinfo)) is None
+    assert _memory_limits.cgroup_limit(fake_proc(other, "4:memory:/srv\n", mountinfo)) is None
 
 
 def test_the_default_budget_is_half_of_the_least_limit(monkeypatch):
-    monkeypatch.setattr(_work_memory, "cgroup_limit", lambda: (3 * 2**30, "cgroup v2 memory.max"))
-    monkeypatch.setattr(_work_memory, "physical_memory", lambda: 24 * 2**30)
-    monkeypatch.setattr(_work_memory, "_resource_limits", lambda: [(8 * 2**30, "RLIMIT_AS")])
-    assert _work_memory.default_budget() == (
+    monkeypatch.setattr(_memory_limits, "cgroup_limit", lambda: (3 * 2**30, "cgroup v2 memory.max"))
+    monkeypatch.setattr(_memory_limits, "physical_memory", lambda: 24 * 2**30)
+    monkeypatch.setattr(_memory_limits, "_resource_limits", lambda: [(8 * 2**30, "RLIMIT_AS")])
+    assert _memory_limits.default_budget() == (
         int(1.5 * 2**30), "half of cgroup v2 memory.max (3.0 GiB)")
-    monkeypatch.setattr(_work_memory, "_resource_limits", lambda: [(2**30, "RLIMIT_AS")])
-    assert _work_memory.default_budget() == (2**29, "half of RLIMIT_AS (1.0 GiB)")
+    monkeypatch.setattr(_memory_limits, "_resource_limits", lambda: [(2**30, "RLIMIT_AS")])
+    assert _memory_limits.default_budget() == (2**29, "half of RLIMIT_AS (1.0 GiB)")
 
 
 def test_a_resource_limit_counts_what_it_leaves_of_the_address_space(monkeypatch):
@@ -578,12 +585,12 @@ def test_a_resource_limit_counts_what_it_leaves_of_the_address_space(monkeypatch
     monkeypatch.setattr(resource, "getrlimit", lambda which: (
         (4 * 2**30, 4 * 2**30) if which == resource.RLIMIT_AS else
         (resource.RLIM_INFINITY, resource.RLIM_INFINITY)))
-    monkeypatch.setattr(_work_memory, "_in_use", lambda field: 3 * 2**30 if field == "VmSize"
+    monkeypatch.setattr(_memory_limits, "_in_use", lambda field: 3 * 2**30 if field == "VmSize"
                         else 0)
-    assert _work_memory._resource_limits() == [
+    assert _memory_limits._resource_limits() == [
         (2**30, "what RLIMIT_AS leaves (1.0 GiB of 4.0 GiB)")]
-    monkeypatch.setattr(_work_memory, "cgroup_limit", lambda: None)
-    assert _work_memory.default_budget() == (2**29, "half of what RLIMIT_AS leaves (1.0 GiB of "
+    monkeypatch.setattr(_memory_limits, "cgroup_limit", lambda: None)
+    assert _memory_limits.default_budget() == (2**29, "half of what RLIMIT_AS leaves (1.0 GiB of "
                                                     "4.0 GiB)")
 
 
@@ -602,21 +609,21 @@ def fake_balloon(tmp_path, features: str | None):
 def test_free_page_reporting_is_read_from_the_balloon_devices_feature_bits(tmp_path):
     # Bit 5 is VIRTIO_BALLOON_F_REPORTING; this is the string a Firecracker guest showed.
     reporting = "0110010100000000000000000000000010000000"
-    assert _work_memory.free_page_reporting(fake_balloon(tmp_path / "a", reporting)).endswith(
+    assert _memory_limits.free_page_reporting(fake_balloon(tmp_path / "a", reporting)).endswith(
         "virtio_balloon/virtio0")
-    assert _work_memory.free_page_reporting(fake_balloon(tmp_path / "b", "0110000000")) is None
-    assert _work_memory.free_page_reporting(fake_balloon(tmp_path / "c", None)) is None
-    assert _work_memory.free_page_reporting(str(tmp_path / "nothing")) is None
+    assert _memory_limits.free_page_reporting(fake_balloon(tmp_path / "b", "0110000000")) is None
+    assert _memory_limits.free_page_reporting(fake_balloon(tmp_path / "c", None)) is None
+    assert _memory_limits.free_page_reporting(str(tmp_path / "nothing")) is None
 
 
 def test_huge_pages_auto_follows_free_page_reporting_and_on_off_win(monkeypatch):
-    monkeypatch.setattr(_work_memory, "free_page_reporting", lambda: "/sys/x/virtio0")
-    on, why = _work_memory._huge_pages("auto")
+    monkeypatch.setattr(_memory_limits, "free_page_reporting", lambda: "/sys/x/virtio0")
+    on, why = _memory_limits.huge_pages("auto")
     assert not on and "reports free memory to its host (/sys/x/virtio0)" in why
-    monkeypatch.setattr(_work_memory, "free_page_reporting", lambda: None)
-    assert _work_memory._huge_pages("auto") == (True, "auto: on")
-    assert _work_memory._huge_pages("off") == (False, "ARGONISHCHE_MEMORY_HUGE_PAGES=off")
-    assert _work_memory._huge_pages("on") == (True, "ARGONISHCHE_MEMORY_HUGE_PAGES=on")
+    monkeypatch.setattr(_memory_limits, "free_page_reporting", lambda: None)
+    assert _memory_limits.huge_pages("auto") == (True, "auto: on")
+    assert _memory_limits.huge_pages("off") == (False, "ARGONISHCHE_MEMORY_HUGE_PAGES=off")
+    assert _memory_limits.huge_pages("on") == (True, "ARGONISHCHE_MEMORY_HUGE_PAGES=on")
 
 
 def test_the_huge_pages_setting_reaches_the_budget_and_info():

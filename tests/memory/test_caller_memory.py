@@ -7,9 +7,8 @@ import ctypes
 import mmap
 import pickle
 
-import pytest
-
 import argonishche
+import pytest
 from argonishche import (
     ParameterError,
     ParameterTypeError,
@@ -17,7 +16,6 @@ from argonishche import (
     argon2_hash_encoded,
     argon2_verify,
 )
-
 from support import KNOWN_TAG, PASSWORD, SALT, SMALL, VALID, buffer_at, mprime
 
 
@@ -101,13 +99,13 @@ def test_caller_memory_closed_before_the_call_is_a_parameter_error_naming_it(mak
 def test_caller_memory_closed_after_the_check_is_still_the_parameter_error(make):
     # Another thread may close it between the API's check and the driver's: the driver says
     # the same thing (it used to let a plain ValueError through).
-    from argonishche import _driver
+    from argonishche import _hash_call
     from argonishche._registry import selected_table
 
     memory = make(argonishche.memory_size(32))
     table = selected_table("argon2")
     with pytest.raises(ParameterError, match=r"^memory cannot be used: .*(closed|released)"):
-        _driver.argon2(table, selected_table("blake2b"), type="id", version=0x13, time_cost=1,
+        _hash_call.argon2(table, selected_table("blake2b"), type="id", version=0x13, time_cost=1,
                        memory_cost=32, parallelism=1, threads=1, hash_len=32, memory=memory,
                        wipe_memory=True, arena=None, password=b"p", salt=SALT, secret=b"",
                        associated_data=b"")

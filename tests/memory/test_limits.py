@@ -11,9 +11,8 @@ from __future__ import annotations
 import re
 import tracemalloc
 
-import pytest
-
 import argonishche
+import pytest
 from argonishche import (
     InvalidHashError,
     LimitExceededError,
@@ -23,7 +22,6 @@ from argonishche import (
     argon2_hash_encoded,
     argon2_verify,
 )
-
 from support import UINT32_MAX, b64, encoded_with
 from support import call_cli as call
 

@@ -20,7 +20,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from support import run_python
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux",

@@ -17,12 +17,10 @@ import subprocess
 import sys
 import threading
 
-import pytest
-
 import argonishche
+import pytest
 from argonishche import argon2_hash
 from argonishche._core import lib
-
 from support import PASSWORD, SALT
 
 PAGE = mmap.PAGESIZE  # the most one pre-fault may fault in at a time

@@ -3,15 +3,21 @@ handed to a ``wipe=`` callback, in caller memory and in an arena alike."""
 
 from __future__ import annotations
 
-import pytest
-
 import argonishche
-from argonishche import ParameterError, ParameterTypeError, PasswordHasher, argon2_hash
-from argonishche import _allocators
+import pytest
+from argonishche import ParameterError, ParameterTypeError, PasswordHasher, _allocators, argon2_hash
 from argonishche._core import ffi
-
-from support import ARENA, KNOWN_TAG, PASSWORD, SALT, SMALL
-from support import FakeEntryPoint, allocator_plugin, make_registry, needed
+from support import (
+    ARENA,
+    KNOWN_TAG,
+    PASSWORD,
+    SALT,
+    SMALL,
+    FakeEntryPoint,
+    allocator_plugin,
+    make_registry,
+    needed,
+)
 
 
 def test_default_wipe_zeroes_caller_memory():

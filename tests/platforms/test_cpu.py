@@ -9,8 +9,8 @@ import subprocess
 import sys
 
 import pytest
-
-from argonishche import _cpu, _features, _settings
+from argonishche import _features, _settings
+from argonishche._trust import cpu_gate
 from argonishche.exceptions import SettingError
 from argonishche.hookspecs import CPU_FEATURE_NAMES
 
@@ -66,13 +66,13 @@ def arm_cpu_with(*names, other_bits=0):
 
 @pytest.fixture
 def x86_64(monkeypatch):
-    monkeypatch.setattr(_cpu, "_machine", lambda: _features.X86_64)
+    monkeypatch.setattr(cpu_gate, "_machine", lambda: _features.X86_64)
 
 
 @pytest.fixture
 def aarch64(monkeypatch):
-    monkeypatch.setattr(_cpu, "_machine", lambda: _features.AARCH64)
-    monkeypatch.setattr(_cpu.sys, "platform", "linux")
+    monkeypatch.setattr(cpu_gate, "_machine", lambda: _features.AARCH64)
+    monkeypatch.setattr(cpu_gate.sys, "platform", "linux")
 
 
 @pytest.mark.parametrize("cpu, expected", [
@@ -87,8 +87,8 @@ def aarch64(monkeypatch):
     (cpu_with(*X86_64_NAMES, max_leaf=1), {"sse2", "ssse3", "sse4_1", "avx"}),
 ], ids=["sse41", "avx2-without-os-ymm", "avx512-without-os-zmm", "everything", "max-leaf-1"])
 def test_probe_reads_cpuid_and_xcr0_through_the_table(monkeypatch, x86_64, cpu, expected):
-    monkeypatch.setattr(_cpu, "lib", cpu)
-    assert _cpu.probed_features() == expected
+    monkeypatch.setattr(cpu_gate, "lib", cpu)
+    assert cpu_gate.probed_features() == expected
 
 
 # HWCAP values QEMU 7.2 reports (tools/emulate_aarch64.py); all bits but ASIMD/SHA3 are noise.
@@ -104,8 +104,8 @@ CORTEX_A57_HWCAP, QEMU_MAX_HWCAP, QEMU_MAX_HWCAP2 = 0x8FB, 0xECFFFFFB, 0x7F877FF
 ], ids=["cortex-a57", "qemu-max", "nothing", "sha3-bit-in-hwcap2"])
 def test_probe_reads_hwcap_through_the_table(monkeypatch, aarch64, hwcap, hwcap2, expected):
     cpu = FakeCpu({}, 0, hwcaps={1: hwcap, 2: hwcap2})
-    monkeypatch.setattr(_cpu, "lib", cpu)
-    assert _cpu.probed_features() == expected
+    monkeypatch.setattr(cpu_gate, "lib", cpu)
+    assert cpu_gate.probed_features() == expected
     assert set(cpu.hwcap_calls) == {1} and len(cpu.hwcap_calls) == 1  # one call per word used
 
 
@@ -116,40 +116,40 @@ def test_aarch64_probe_asks_no_cpuid_and_x86_asks_no_hwcap(monkeypatch, aarch64)
 
         def argonishche_xcr0(self):
             raise AssertionError("XCR0 asked on aarch64")
-    monkeypatch.setattr(_cpu, "lib", Refusing({}, 0, hwcaps={1: QEMU_MAX_HWCAP}))
-    assert _cpu.probed_features() == {"asimd", "sha3"}
-    monkeypatch.setattr(_cpu, "_machine", lambda: _features.X86_64)
+    monkeypatch.setattr(cpu_gate, "lib", Refusing({}, 0, hwcaps={1: QEMU_MAX_HWCAP}))
+    assert cpu_gate.probed_features() == {"asimd", "sha3"}
+    monkeypatch.setattr(cpu_gate, "_machine", lambda: _features.X86_64)
     x86 = cpu_with("sse2")
-    monkeypatch.setattr(_cpu, "lib", x86)
-    assert _cpu.probed_features() == {"sse2"} and x86.hwcap_calls == []
+    monkeypatch.setattr(cpu_gate, "lib", x86)
+    assert cpu_gate.probed_features() == {"sse2"} and x86.hwcap_calls == []
 
 
 def test_macos_reads_the_sysctl_names_of_the_rows(monkeypatch, aarch64):
     # The C side (sysctlbyname) is untested: this machine is not a Mac.  This checks only that
     # the gate asks the rows' names and reads the answers through them.
-    monkeypatch.setattr(_cpu.sys, "platform", "darwin")
-    monkeypatch.setattr(_cpu, "lib", FakeCpu({}, 0, sysctls={"hw.optional.AdvSIMD"}))
-    assert _cpu.probed_features() == {"asimd"}
-    monkeypatch.setattr(_cpu, "lib", arm_cpu_with("asimd", "sha3"))
-    assert _cpu.probed_features() == {"asimd", "sha3"}
+    monkeypatch.setattr(cpu_gate.sys, "platform", "darwin")
+    monkeypatch.setattr(cpu_gate, "lib", FakeCpu({}, 0, sysctls={"hw.optional.AdvSIMD"}))
+    assert cpu_gate.probed_features() == {"asimd"}
+    monkeypatch.setattr(cpu_gate, "lib", arm_cpu_with("asimd", "sha3"))
+    assert cpu_gate.probed_features() == {"asimd", "sha3"}
 
 
 def test_an_architecture_without_rows_has_no_features(monkeypatch):
-    monkeypatch.setattr(_cpu, "_machine", lambda: "riscv64")
-    monkeypatch.setattr(_cpu, "lib", arm_cpu_with("asimd", "sha3", other_bits=2**32 - 1))
-    assert _cpu.probed_features() == frozenset()
+    monkeypatch.setattr(cpu_gate, "_machine", lambda: "riscv64")
+    monkeypatch.setattr(cpu_gate, "lib", arm_cpu_with("asimd", "sha3", other_bits=2**32 - 1))
+    assert cpu_gate.probed_features() == frozenset()
 
 
 def test_a_feature_without_its_prerequisites_is_not_usable():
     # CPUID can report AVX2 while AVX is missing (masked by a hypervisor): AVX2 code needs both.
-    assert _cpu.usable(frozenset({"sse2", "avx2"}), frozenset()) == {"sse2"}
-    assert _cpu.usable(frozenset(X86_64_NAMES), frozenset({"ssse3"})) == {"sse2"}
-    assert _cpu.usable(frozenset({"sha3"}), frozenset()) == frozenset()
-    assert _cpu.usable(frozenset({"asimd", "sha3"}), frozenset({"asimd"})) == frozenset()
+    assert cpu_gate.usable(frozenset({"sse2", "avx2"}), frozenset()) == {"sse2"}
+    assert cpu_gate.usable(frozenset(X86_64_NAMES), frozenset({"ssse3"})) == {"sse2"}
+    assert cpu_gate.usable(frozenset({"sha3"}), frozenset()) == frozenset()
+    assert cpu_gate.usable(frozenset({"asimd", "sha3"}), frozenset({"asimd"})) == frozenset()
 
 
 def test_probe_on_this_cpu_reports_only_table_names_and_a_closed_set():
-    probed, usable = _cpu.probed_features(), _cpu.features()
+    probed, usable = cpu_gate.probed_features(), cpu_gate.features()
     if MACHINE == _features.X86_64:
         assert "sse2" in probed  # part of the x86-64 baseline
     elif MACHINE == _features.AARCH64 and sys.platform in ("linux", "darwin"):
@@ -168,9 +168,9 @@ def test_probe_agrees_with_py_cpuinfo_on_this_host():
     if os.environ.get("ARGONISHCHE_EXPECT_CPU_FEATURES") is not None and MACHINE != "x86_64":
         # QEMU 7.2 user mode shows the x86-64 host's /proc/cpuinfo to an aarch64 guest.
         pytest.skip("emulated non-x86 CPU: /proc/cpuinfo describes the host")
-    flags, brand = _cpu.cpuinfo_flags()
+    flags, brand = cpu_gate.cpuinfo_flags()
     assert brand
-    assert _cpu.probed_features() - {"avx", "avx2", "avx512f", "avx512vl", "avx512bw"} <= flags
+    assert cpu_gate.probed_features() - {"avx", "avx2", "avx512f", "avx512vl", "avx512bw"} <= flags
 
 
 @pytest.mark.parametrize("hidden, gone", [
@@ -181,13 +181,13 @@ def test_probe_agrees_with_py_cpuinfo_on_this_host():
     ("asimd", {"asimd", "sha3"}),
 ])
 def test_disabling_a_feature_also_hides_what_builds_on_it(hidden, gone):
-    code = "from argonishche import _cpu; print(' '.join(sorted(_cpu.features())))"
+    code = "from argonishche._trust import cpu_gate; print(' '.join(sorted(cpu_gate.features())))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env={"ARGONISHCHE_DISABLE_CPU_FEATURES": hidden, "PATH": ""},
                          timeout=60)
     assert out.returncode == 0, out.stderr
     usable = set(out.stdout.split())
-    assert usable == _cpu.probed_features() - gone
+    assert usable == cpu_gate.probed_features() - gone
 
 
 def test_unknown_feature_name_is_a_setting_error_naming_the_known_ones():

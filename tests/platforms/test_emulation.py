@@ -29,13 +29,12 @@ import os
 import platform
 import sys
 
-import pytest
-
 import argonishche
-from argonishche import _cpu, _registry, testing
+import pytest
+from argonishche import _registry, testing
 from argonishche._core import lib
+from argonishche._trust import cpu_gate
 from argonishche.testing import USABLE_STATES as USABLE
-
 from support import run_python
 
 
@@ -73,7 +72,7 @@ def test_the_interpreter_runs_on_the_expected_architecture():
     if not expected:
         pytest.skip("ARGONISHCHE_EXPECT_MACHINE is not set: any architecture will do")
     assert platform.machine() == expected
-    assert _cpu._machine() == expected
+    assert cpu_gate._machine() == expected
     # ... and the child interpreters the tests start run there too (emulated, not native).
     out = run_python("import platform; print(platform.machine())")
     assert out.returncode == 0, out.stderr
@@ -82,7 +81,7 @@ def test_the_interpreter_runs_on_the_expected_architecture():
 
 def test_the_probe_sees_the_cpu_that_runs_us():
     expected = os.environ.get("ARGONISHCHE_EXPECT_CPU_FEATURES")
-    probed = _cpu.probed_features()
+    probed = cpu_gate.probed_features()
     if expected is not None:
         skip_unless_emulated(f"the probe sees exactly ARGONISHCHE_EXPECT_CPU_FEATURES={expected}")
         assert probed == {f for f in expected.split(",") if f}
@@ -108,19 +107,19 @@ def test_child_interpreters_run_on_the_same_cpu():
     sys.executable must lead back into it (tools/emulate.py's wrapper), or every test that runs
     a fresh interpreter would run natively."""
     code = ("import sys\n"
-            "from argonishche import _cpu\n"
-            "print(','.join(sorted(_cpu.probed_features())))\n"
+            "from argonishche._trust import cpu_gate\n"
+            "print(','.join(sorted(cpu_gate.probed_features())))\n"
             "print(sys.executable)\n")
     out = run_python(code)
     assert out.returncode == 0, out.stderr
     features, executable = out.stdout.splitlines()[-2:]
-    assert features == ",".join(sorted(_cpu.probed_features()))
+    assert features == ",".join(sorted(cpu_gate.probed_features()))
     assert executable == sys.executable  # ... and so do theirs
 
 
 def test_backends_above_the_cpu_are_unsupported_not_broken():
     records = argonishche.backends()
-    above = [r for r in records if not set(r.cpu_features) <= _cpu.features()]
+    above = [r for r in records if not set(r.cpu_features) <= cpu_gate.features()]
     expected = os.environ.get("ARGONISHCHE_EXPECT_CPU_FEATURES")
     if expected is not None:  # an emulated CPU: the backends beyond it are the ones above it
         skip_unless_emulated("the backends above the emulated CPU are exactly those needing "

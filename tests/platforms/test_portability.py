@@ -14,9 +14,8 @@ import subprocess
 import sys
 import textwrap
 
-import pytest
-
 import argonishche
+import pytest
 from argonishche import _allocators
 from argonishche.vectors import ARGON2_VECTORS
 
@@ -119,7 +118,7 @@ def test_import_and_hash_without_any_posix_only_module():
             if hasattr(mmap, name):
                 delattr(mmap, name)
         # Windows' platform.machine() answers without os.uname; here it needs uname once, so
-        # ask it first (it caches the answer) for the fallback in argonishche._cpu to use.
+        # ask it first (it caches the answer) for cpu_gate's fallback to use.
         import platform
         platform.machine()
         del os.register_at_fork, os.uname

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from support import run_python
 
 #: Never imported by ``import argonishche`` nor by the first hash, and who needs each.
@@ -21,7 +20,7 @@ DEFERRED = {
     "queue": "hash_many",
     "asyncio": "run_blocking, PasswordHasher.hash_async / verify_async",
     "importlib.metadata": "nothing: _entry_points reads entry_points.txt itself",
-    "argonishche._certify": "third-party backends only",
+    "argonishche._trust.certification": "third-party backends only",
     "argonishche._bench": "argonishche bench",
     "argonishche._cli": "python -m argonishche",
     "argonishche._async": "run_blocking",

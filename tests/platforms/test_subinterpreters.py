@@ -17,10 +17,8 @@ import json
 import sys
 import textwrap
 
-import pytest
-
 import argonishche
-
+import pytest
 from support import run_python
 
 INTERPRETERS = next((name for name in ("_interpreters", "_xxsubinterpreters")

@@ -8,8 +8,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from user_venvs import (BUILD_TIMEOUT, ROOT, checked, run, skip_unless_slow_tests_run,
-                        user_environment)
+from user_venvs import (
+    BUILD_TIMEOUT,
+    ROOT,
+    checked,
+    run,
+    skip_unless_slow_tests_run,
+    user_environment,
+)
 
 
 @pytest.fixture(scope="session")

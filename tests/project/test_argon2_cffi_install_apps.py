@@ -23,7 +23,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from user_venvs import ROOT, checked, fresh_venv, pip_install, run, user_environment
 
 ENABLE_ENV = "ARGONISHCHE_ARGON2_APPS"

@@ -14,10 +14,9 @@ import sys
 import typing
 from pathlib import Path
 
+import argonishche
 import pytest
 from packaging.requirements import Requirement
-
-import argonishche
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "plugins" / "argonishche-avx512"

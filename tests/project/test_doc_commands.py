@@ -22,8 +22,15 @@ import shutil
 from pathlib import Path
 
 import pytest
-from user_venvs import (ROOT, checked, copy_of_the_repository, fresh_venv, pip_install, run,
-                        user_environment)
+from user_venvs import (
+    ROOT,
+    checked,
+    copy_of_the_repository,
+    fresh_venv,
+    pip_install,
+    run,
+    user_environment,
+)
 
 DOC_TIMEOUT = 900  # seconds for one file's commands (README's set-up command compiles the core)
 #: Info strings of fenced blocks that are shell, but not the one the runner runs (```sh).

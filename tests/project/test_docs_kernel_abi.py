@@ -12,9 +12,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
-
 import argonishche
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 HEADER = ROOT / "core" / "argonishche" / "include" / "argonishche_kernel.h"

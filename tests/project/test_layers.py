@@ -15,14 +15,17 @@ import argonishche
 PACKAGE = pathlib.Path(argonishche.__file__).parent
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("_version", "exceptions", "_features", "build", "vectors", "_core", "_warn", "_pool",
-     "_async", "_blake2b_type", "_wording"),
-    ("_settings", "_work_memory", "hookspecs", "_entry_points", "_params", "_phc", "_driver",
-     "_hash_parameters", "_backend_declarations"),
-    ("_cpu", "_kernel_table", "_records", "_selftest", "_certify_blake2b", "_certify",
-     "_certify_child", "_certify_launch", "_allocators"),
-    ("_discovery", "_backend_checks", "_selection_record", "_selection"),
-    ("_registry", "_witness"),
+    ("_version", "exceptions", "_features", "build", "vectors", "_core", "_warn", "_thread_pool",
+     "_async", "_blake2b_type", "_wording", "_trust"),
+    ("_settings", "_memory_limits", "hookspecs", "_entry_points", "_parameter_checks", "_phc",
+     "_hash_call", "_extract_parameters", "_backend_declarations", "_work_memory"),
+    ("_trust.cpu_gate", "_trust.kernel_table", "_trust.record_store",
+     "_trust.self_test", "_trust.certification_blake2b", "_trust.certification_checks",
+     "_trust.code_identity", "_trust.certification", "_trust.child_launch",
+     "_trust.certification_child", "_allocators"),
+    ("_discovery", "_trust.vetting", "_remembered_selection", "_selection"),
+    ("_process_registry",),
+    ("_registry", "_trust.witness"),
     ("_argon2", "_blake2", "_info"),
     ("_batch", "testing"),
     ("_password_hasher",),
@@ -30,36 +33,58 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("_bench", "_tune_search", "_tune", "_cli_arguments", "_tune_command", "_cli", "__main__",
      "argon2_cffi", "contrib"),
 )
+#: Subpackages whose modules are layered one by one (a module of another subpackage is its
+#: subpackage's node: ``_bench`` for all of its files).
+LAYERED_MODULES = ("_trust",)
 #: The package's compiled modules (no .py file to find them by); they import none of its modules.
 COMPILED = ("_core", "_blake2b_type")
 LAYER_OF = {name: index for index, layer in enumerate(LAYERS) for name in layer}
 
 
 def module_name(path: pathlib.Path) -> str:
-    """The top-level module of the package that *path* belongs to (``_bench`` for its files)."""
-    relative = path.relative_to(PACKAGE)
-    return relative.parts[0] if len(relative.parts) > 1 else relative.stem
+    """The package's node that *path* belongs to: its top-level module, or ``_trust.NAME`` for a
+    module of a layered subpackage (``_trust``'s ``__init__`` is ``_trust``)."""
+    parts = path.relative_to(PACKAGE).with_suffix("").parts
+    if parts[0] in LAYERED_MODULES and len(parts) > 1:
+        return parts[0] if parts[1] == "__init__" else f"{parts[0]}.{parts[1]}"
+    return parts[0]
+
+
+def _node(name: str) -> str | None:
+    """*name* (a dotted module path under the package) as a node of the graph, if it is one."""
+    parts = name.split(".")
+    if parts[0] in LAYERED_MODULES and len(parts) > 1:
+        return f"{parts[0]}.{parts[1]}" if (PACKAGE / parts[0] / f"{parts[1]}.py").exists() \
+            else None
+    return parts[0] if ((PACKAGE / f"{parts[0]}.py").exists() or (PACKAGE / parts[0]).is_dir()
+                        or parts[0] in COMPILED) else None
 
 
 def imports_of(path: pathlib.Path) -> set[str]:
-    """The package's top-level modules that the file *path* imports."""
+    """The package's nodes that the file *path* imports."""
     found = set()
-    depth = len(path.relative_to(PACKAGE).parts) - 1  # 0 for the package's own files
+    here = path.relative_to(PACKAGE).parts[:-1]  # the file's subpackage, () for the package's
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom) and node.level:
-            if node.level > depth + 1:
+            if node.level > len(here) + 1:
                 continue
-            if node.level == depth + 1:  # relative to the package itself (else: a subpackage's
-                found.update([node.module.split(".")[0]] if node.module else  # own modules)
-                             [alias.name for alias in node.names])
+            base = here[:len(here) + 1 - node.level]
+            if node.module:
+                module = ".".join((*base, node.module))
+                found.add(module)
+                found.update(f"{module}.{alias.name}" for alias in node.names)
+            else:
+                found.update(".".join((*base, alias.name)) for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and \
                 node.module.startswith("argonishche."):
-            found.add(node.module.split(".")[1])
+            found.add(node.module.removeprefix("argonishche."))
+            found.update(f"{node.module.removeprefix('argonishche.')}.{alias.name}"
+                         for alias in node.names)
         elif isinstance(node, ast.Import):
-            found.update(alias.name.split(".")[1] for alias in node.names
+            found.update(alias.name.removeprefix("argonishche.") for alias in node.names
                          if alias.name.startswith("argonishche."))
-    return {name for name in found if (PACKAGE / f"{name}.py").exists()
-            or (PACKAGE / name).is_dir() or name in COMPILED}
+    nodes = {_node(name) for name in found if name}
+    return {name for name in nodes if name is not None}
 
 
 def graph() -> dict[str, set[str]]:
@@ -93,3 +118,8 @@ def test_no_import_cycle():
         state[name] = "done"
     for name in sorted(edges):
         visit(name, ())
+
+
+def test_every_layered_name_is_a_module():
+    missing = sorted(name for name in LAYER_OF if _node(name) != name)
+    assert missing == []

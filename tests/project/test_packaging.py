@@ -22,9 +22,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
-from wheel_audit import audit, modules_without_libc
-
 from argonishche_backends.table import BUILTIN_BACKENDS, kernel_module
+from wheel_audit import audit, modules_without_libc
 
 ROOT = Path(__file__).resolve().parents[2]
 

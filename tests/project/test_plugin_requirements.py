@@ -13,11 +13,10 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+import argonishche
 import pytest
 from packaging.requirements import Requirement
 from packaging.version import Version
-
-import argonishche
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGINS = sorted(path.parent for path in (ROOT / "plugins").glob("*/pyproject.toml"))

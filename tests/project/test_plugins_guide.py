@@ -7,7 +7,7 @@ import re
 import types
 
 import argonishche
-from support import FakeEntryPoint, KNOWN_TAG, PASSWORD, SALT, SMALL, make_registry
+from support import KNOWN_TAG, PASSWORD, SALT, SMALL, FakeEntryPoint, make_registry
 
 GUIDE = pathlib.Path(__file__).resolve().parents[2] / "docs" / "plugins.md"
 

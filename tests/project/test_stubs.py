@@ -9,9 +9,8 @@ from __future__ import annotations
 import ast
 import pathlib
 
-import pytest
-
 import argonishche
+import pytest
 from argonishche import _core
 from argonishche._bench import _clock
 

@@ -21,11 +21,17 @@ import textwrap
 import zipfile
 from pathlib import Path
 
-from user_venvs import (ROOT, checked, fresh_venv, pip_install, run, skip_unless_slow_tests_run,
-                        user_environment)
+from argonishche._trust import cpu_gate
+from user_venvs import (
+    ROOT,
+    checked,
+    fresh_venv,
+    pip_install,
+    run,
+    skip_unless_slow_tests_run,
+    user_environment,
+)
 from wheel_audit import assert_kernel_wheel_is_manylinux_ready, audit, modules_without_libc
-
-from argonishche import _cpu
 
 RUN_TIMEOUT = 300
 PLUGINS = sorted(path.parent.name for path in (ROOT / "plugins").glob("*/pyproject.toml"))
@@ -60,7 +66,7 @@ def wheel_of(wheelhouse: Path, distribution: str) -> Path:
 def avx512_expected_states() -> set[str]:
     """Its state on this CPU: usable (selected or not) where the CPU has every feature its
     kernels are compiled for, else unsupported-cpu."""
-    if AVX512_NEEDS <= _cpu.probed_features():
+    if AVX512_NEEDS <= cpu_gate.probed_features():
         return {"selected", "available"}
     return {"unsupported-cpu"}
 

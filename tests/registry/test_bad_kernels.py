@@ -49,11 +49,12 @@ PROBE = """
     import hashlib, importlib, json, sys
     import argon2
     import argonishche
-    from argonishche import _backend_checks, _selftest
+    from argonishche._trust import vetting
+    from argonishche._trust import self_test
 
     bad = {b.name: b for b in argonishche.backends()}["bad"]
     module = importlib.import_module("argonishche_bad_kernels._kernels")
-    table = _backend_checks.kernel_table(module)
+    table = vetting.kernel_table(module)
     password, salt = b"correct horse", b"somesalt"
     # m = 2 MiB: Argon2 references reach up to 2,048 blocks back; 2 MiB of BLAKE2b input is one
     # run of 16,382 blocks
@@ -66,7 +67,7 @@ PROBE = """
     except argonishche.VerifyMismatchError:
         verifies = False
     out = dict(state=bad.state, reason=bad.reason, distribution=bad.distribution,
-               selected=argonishche.selected_backend("argon2"), quick=_selftest.run(table),
+               selected=argonishche.selected_backend("argon2"), quick=self_test.run(table),
                argon2_right=argonishche.argon2_hash(
                    password, salt, type="id", time_cost=1, memory_cost=2048, parallelism=1,
                    hash_len=32) == expected,
@@ -74,12 +75,12 @@ PROBE = """
                == hashlib.blake2b(long_message).digest(),
                verifies=verifies)
     if "--certify" in sys.argv:
-        from argonishche import _certify
-        results = [_certify.certify(module, table) for _ in range(2)]
+        from argonishche._trust import certification
+        results = [certification.certify(module, table) for _ in range(2)]
         out["certify"] = [dict(passed=r.passed, failures=r.failures, cached=r.cached)
                           for r in results]
-        out["is_certified"] = _certify.is_certified(module)
-        out["records"] = len(list(__import__("os").scandir(_certify.cache_directory())))
+        out["is_certified"] = certification.is_certified(module)
+        out["records"] = len(list(__import__("os").scandir(certification.cache_directory())))
     print(json.dumps(out))
 """
 

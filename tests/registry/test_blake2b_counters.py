@@ -3,8 +3,8 @@
 A third-party F wrong once the byte counter passes 4 MiB was certified (certification's longest
 message is about 3 MiB), and then argonishche.blake2b of 4-5 MiB returned a wrong digest with no
 error.  F takes the counter as an input, so certification calls it directly with counters at
-every carry of both words and with the flags (argonishche._certify_blake2b), comparing with ref's
-F, without hashing gigabytes.
+every carry of both words and with the flags (argonishche._trust.certification_blake2b), comparing
+with ref's F, without hashing gigabytes.
 
 The first tests wrap ref's F in Python (as tests/registry/test_selftest.py does); the last ones
 install real misbehaving plugin wheels (tests/plugin_wheels.py, the TRUST_F_COUNTER_PAST,
@@ -17,11 +17,10 @@ from __future__ import annotations
 import os
 import shutil
 
-import pytest
-
 import plugin_wheels
-from argonishche import _certify, _certify_blake2b
+import pytest
 from argonishche._core import ffi
+from argonishche._trust import certification_blake2b, kernel_table
 
 FOUR_MIB = 4 << 20
 MASK64 = 2**64 - 1
@@ -29,7 +28,7 @@ MASK64 = 2**64 - 1
 
 @pytest.fixture(scope="module")
 def ref():
-    return _certify.reference_table()
+    return kernel_table.reference_table()
 
 
 class CounterWrongKernels:
@@ -65,7 +64,7 @@ VARIANTS = {
 
 
 def test_ref_passes_the_counter_checks(ref):
-    assert _certify_blake2b.counter_failures(ref, ref) == []
+    assert certification_blake2b.counter_failures(ref, ref) == []
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -73,17 +72,17 @@ def test_the_counter_checks_catch_each_variant_that_messages_under_4_mib_miss(re
     wrong, named = VARIANTS[variant]
     wrapped = CounterWrongKernels(ref, wrong)
     # The message checks stay blind to it: no certification message reaches 4 MiB.
-    assert _certify_blake2b.blake2b_failures(wrapped.table) == []
-    found = _certify_blake2b.counter_failures(wrapped.table, ref)
+    assert certification_blake2b.blake2b_failures(wrapped.table) == []
+    found = certification_blake2b.counter_failures(wrapped.table, ref)
     assert len(found) == 1, found
     assert found[0].startswith("BLAKE2b F unlike ref's"), found
     assert named in found[0], found
     # ... and certification as a whole says so.
-    assert found[0] in _certify_blake2b.failures(wrapped.table, ref)
+    assert found[0] in certification_blake2b.failures(wrapped.table, ref)
 
 
 def test_the_cases_cover_every_carry_of_both_counter_words():
-    cases = _certify_blake2b.counter_cases()
+    cases = certification_blake2b.counter_cases()
     # The counters each block of each case is compressed at.
     reached: set[int] = set()
     for t0, t1, nblocks, increment, f0, f1, _ in cases:
@@ -117,7 +116,7 @@ def test_a_wrong_h_or_a_wrong_counter_out_are_both_failures(ref):
         abi_version=ref.abi_version, table_size=ref.table_size,
         argon2_fill_block=ref.argon2_fill_block, blake2b_compress=callback,
         compiled_for=ref.compiled_for))
-    found = _certify_blake2b.counter_failures(table, ref)
+    found = certification_blake2b.counter_failures(table, ref)
     assert len(found) == 1 and "the counter it leaves" in found[0], found
 
 

@@ -25,13 +25,18 @@ import sys
 import textwrap
 from pathlib import Path
 
+import argonishche
 import pytest
+from argonishche import _hash_call
+from argonishche._core import lib
+from argonishche._trust import (
+    certification_blake2b,
+    certification_checks,
+    kernel_table,
+    self_test,
+)
 from test_bad_kernels import build_and_install, run_with_plugin
 from test_selftest import WrappedKernels
-
-import argonishche
-from argonishche import _certify, _certify_blake2b, _driver, _selftest
-from argonishche._core import lib
 
 LANE = 4 * 1024 * 1024  # blocks: 4 GiB, the default Limits' max_memory_cost, in one lane
 MAX_RUN = 16384         # blocks: ARGONISHCHE_BLAKE2B_MAX_RUN
@@ -39,7 +44,7 @@ MAX_RUN = 16384         # blocks: ARGONISHCHE_BLAKE2B_MAX_RUN
 
 @pytest.fixture(scope="module")
 def ref():
-    return _certify.reference_table()
+    return kernel_table.reference_table()
 
 
 # ---- G: every distance the limits allow ---------------------------------------------------
@@ -47,15 +52,15 @@ def ref():
 
 def test_placements_reach_across_the_largest_lane_the_default_limits_admit():
     assert argonishche.Limits().max_memory_cost == LANE  # KiB: a block each
-    assert _certify.largest_lane() == LANE
-    behind, ahead = _certify.full_distances()
+    assert certification_checks.largest_lane() == LANE
+    behind, ahead = certification_checks.full_distances()
     # In a lane of n blocks ref lies at most n - 2 behind prev (prev is next - 1), n - 1 ahead.
     assert max(behind) == LANE - 2 and max(ahead) == LANE - 1
     for distances, farthest in ((behind, LANE - 2), (ahead, LANE - 1)):
         assert set(range(2, 1101)) <= set(distances)
         for k in range(11, 23):
             assert {d for d in (2**k - 1, 2**k, 2**k + 1) if d <= farthest} <= set(distances)
-    placements = _certify.full_placements()
+    placements = certification_checks.full_placements()
     # One buffer of the lane's size: no index beyond it.
     assert max(max(p[1:]) for p in placements) == LANE - 1
     assert ("4194302 blocks behind prev", LANE - 2, 0, LANE - 1) in placements
@@ -65,8 +70,8 @@ def test_placements_reach_across_the_largest_lane_the_default_limits_admit():
 @pytest.mark.parametrize("wrong_beyond", [70_000, 1_000_000, LANE - 3])
 def test_a_g_wrong_only_for_far_references_fails_certification(ref, wrong_beyond):
     wrapped = WrappedKernels(ref, g_wrong=lambda ref_at, next_at, xor: ref_at < -wrong_beyond)
-    assert _selftest.run(wrapped.table) == []  # the quick check cannot reach that far
-    found = _selftest.placement_failures(wrapped.table, _certify.full_placements())
+    assert self_test.run(wrapped.table) == []  # the quick check cannot reach that far
+    found = self_test.placement_failures(wrapped.table, certification_checks.full_placements())
     assert len(found) == 1 and "blocks behind prev" in found[0], found
     first = int(re.search(r"reference (\d+) blocks behind prev", found[0])[1])
     assert wrong_beyond < first <= 2 * wrong_beyond + 1
@@ -74,7 +79,7 @@ def test_a_g_wrong_only_for_far_references_fails_certification(ref, wrong_beyond
 
 def test_a_g_wrong_only_far_ahead_fails_certification(ref):
     wrapped = WrappedKernels(ref, g_wrong=lambda ref_at, next_at, xor: ref_at > 3_000_000)
-    found = _selftest.placement_failures(wrapped.table, _certify.full_placements())
+    found = self_test.placement_failures(wrapped.table, certification_checks.full_placements())
     assert found == ["Argon2 G (xor_into_next=0 and 1) with the reference 4194303 blocks ahead of "
                      "prev, unlike the same blocks side by side"]
 
@@ -83,11 +88,14 @@ def test_a_g_wrong_only_far_ahead_fails_certification(ref):
 # the pages of the blocks placed may be touched.
 PLACEMENT_COST = """
     import json, resource, time
-    from argonishche import _certify, _selftest
-    table, placements = _certify.reference_table(), _certify.full_placements()
+    from argonishche._trust import certification
+    from argonishche._trust import certification_checks
+    from argonishche._trust import kernel_table
+    from argonishche._trust import self_test
+    table, placements = kernel_table.reference_table(), certification_checks.full_placements()
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     started = time.perf_counter()
-    found = _selftest.placement_failures(table, placements)
+    found = self_test.placement_failures(table, placements)
     seconds = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(json.dumps(dict(found=found, seconds=seconds, grown_kib=after - before)))
@@ -129,7 +137,7 @@ def test_the_lane_sized_buffer_reserves_no_commit_charge():
     # (Committed_AS), and its heuristic refuses it outright on a machine with less RAM and swap.
     from argonishche._core import ffi
 
-    with _selftest.sparse_area(LANE * 1024) as area:
+    with self_test.sparse_area(LANE * 1024) as area:
         pointer = ffi.from_buffer(area)
         try:
             flags = _vm_flags(int(ffi.cast("uintptr_t", pointer)))
@@ -145,26 +153,26 @@ def test_an_unmappable_buffer_is_a_check_that_could_not_run(ref, monkeypatch):
     def refuse(size):
         raise OSError(12, "Cannot allocate memory")
 
-    monkeypatch.setattr(_selftest, "sparse_area", refuse)
+    monkeypatch.setattr(self_test, "sparse_area", refuse)
     # The quick check: a failure line (the backend is not used).
-    assert _selftest.placement_failures(ref)[0].startswith(
+    assert self_test.placement_failures(ref)[0].startswith(
         "Argon2 G placement check not run: cannot map 8 MiB")
     # Certification: MemoryError, which certify() reports as not run and does not remember.
     with pytest.raises(MemoryError, match="cannot map 4096 MiB"):
-        _certify.failures(ref, ref)
+        certification_checks.failures(ref, ref)
 
 
 # ---- F: never a longer run than certification checked -------------------------------------
 
 
 def test_the_longest_run_is_the_headers_and_certification_checks_it_and_one_more():
-    assert lib.ARGONISHCHE_BLAKE2B_MAX_RUN == MAX_RUN == _certify_blake2b.BLAKE2B_MAX_RUN
-    assert {MAX_RUN, MAX_RUN + 1} <= set(_certify_blake2b.BLAKE2B_RUNS)
+    assert lib.ARGONISHCHE_BLAKE2B_MAX_RUN == MAX_RUN == certification_blake2b.BLAKE2B_MAX_RUN
+    assert {MAX_RUN, MAX_RUN + 1} <= set(certification_blake2b.BLAKE2B_RUNS)
     header = (Path(argonishche.__file__).parent / "include" / "argonishche_kernel.h").read_text()
     assert re.search(rf"#define ARGONISHCHE_BLAKE2B_MAX_RUN {MAX_RUN}\b", header)
     assert "F is never called with more than ARGONISHCHE_BLAKE2B_MAX_RUN blocks" in header
     assert f"F is never called with more than {MAX_RUN} blocks" in " ".join(
-        _certify.__doc__.split())
+        certification_checks.__doc__.split())
     plugins = Path(__file__).resolve().parents[2] / "docs" / "plugins.md"
     assert f"F is never called with more than {MAX_RUN:,} blocks" in " ".join(
         plugins.read_text().split())  # wherever the paragraph's lines break
@@ -179,17 +187,17 @@ def _runs_seen(ref, message: bytes, pieces: int = 1) -> list[int]:
         return False  # never wrong: only watched
 
     wrapped = WrappedKernels(ref, f_wrong=record)
-    state = _driver.new_blake2b_state(wrapped.table, 64, b"", b"", b"")
+    state = _hash_call.new_blake2b_state(wrapped.table, 64, b"", b"", b"")
     step = -(-len(message) // pieces)
     for start in range(0, len(message), step):
-        _driver.blake2b_update(state, message[start:start + step])
-    assert _driver.blake2b_digest(state) == hashlib.blake2b(message).digest()
+        _hash_call.blake2b_update(state, message[start:start + step])
+    assert _hash_call.blake2b_digest(state) == hashlib.blake2b(message).digest()
     return seen
 
 
 @pytest.mark.parametrize("blocks", [MAX_RUN, MAX_RUN + 1, 2 * MAX_RUN + 5, 4 * MAX_RUN])
 def test_the_core_splits_a_longer_run(ref, blocks):
-    # One block from the buffer, then the run, then the final block (see _selftest.run_message).
+    # One block from the buffer, then the run, then the final block (see self_test.run_message).
     runs = _runs_seen(ref, bytes(128 * (blocks + 1) + 1))
     assert max(runs) == MAX_RUN and sum(runs) == blocks + 2
     assert runs[1:-1] == [MAX_RUN] * (blocks // MAX_RUN) + [blocks % MAX_RUN] * (
@@ -198,31 +206,31 @@ def test_the_core_splits_a_longer_run(ref, blocks):
 
 def test_an_f_wrong_only_for_longer_runs_is_never_reached(ref):
     wrapped = WrappedKernels(ref, f_wrong=lambda nblocks: nblocks > MAX_RUN)
-    assert _certify_blake2b.blake2b_failures(wrapped.table) == []
+    assert certification_blake2b.blake2b_failures(wrapped.table) == []
     message = bytes(range(256)) * (64 * 1024 + 7)  # 16 MiB and a bit, in one update
-    state = _driver.new_blake2b_state(wrapped.table, 64, b"", b"", b"")
-    _driver.blake2b_update(state, message)
-    assert _driver.blake2b_digest(state) == hashlib.blake2b(message).digest()
+    state = _hash_call.new_blake2b_state(wrapped.table, 64, b"", b"", b"")
+    _hash_call.blake2b_update(state, message)
+    assert _hash_call.blake2b_digest(state) == hashlib.blake2b(message).digest()
 
 
 def test_an_f_wrong_at_the_longest_run_fails_certification(ref):
     wrapped = WrappedKernels(ref, f_wrong=lambda nblocks: nblocks == MAX_RUN)
-    assert _certify_blake2b.blake2b_failures(wrapped.table)[0] == (
+    assert certification_blake2b.blake2b_failures(wrapped.table)[0] == (
         f"BLAKE2b F over a run of {MAX_RUN} blocks (and 2 more of "
-        f"{len(_certify_blake2b.BLAKE2B_RUNS)} run lengths) in one call")
+        f"{len(certification_blake2b.BLAKE2B_RUNS)} run lengths) in one call")
 
 
 def test_certification_runs_the_counter_checks(ref, monkeypatch):
 
     called = []
-    monkeypatch.setattr(_certify_blake2b, "counter_failures",
+    monkeypatch.setattr(certification_blake2b, "counter_failures",
                         lambda table, reference: called.append(reference) or ["counter"])
-    monkeypatch.setattr(_certify_blake2b, "blake2b_failures", lambda table: [])
-    monkeypatch.setattr(_certify, "argon2_failures", lambda table, reference: [])
-    monkeypatch.setattr(_selftest, "placement_failures", lambda *args, **kwargs: [])
-    assert _certify.failures(ref, ref) == ["counter"] and called == [ref]
+    monkeypatch.setattr(certification_blake2b, "blake2b_failures", lambda table: [])
+    monkeypatch.setattr(certification_checks, "argon2_failures", lambda table, reference: [])
+    monkeypatch.setattr(self_test, "placement_failures", lambda *args, **kwargs: [])
+    assert certification_checks.failures(ref, ref) == ["counter"] and called == [ref]
     # Every carry out of every bit of both words, 4 MiB's and t0's wrap into t1 among them.
-    carries = {case.carry for case in _certify_blake2b.counter_cases()}
+    carries = {case.carry for case in certification_blake2b.counter_cases()}
     assert {2**bit for bit in range(7, 128)} <= carries
 
 

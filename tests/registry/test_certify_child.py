@@ -1,5 +1,6 @@
 """The first certification of a third-party kernel module runs in a child interpreter, and its
-record holds for the code that runs (argonishche._certify_child, argonishche._certify).
+record holds for the code that runs (argonishche._trust.certification_child,
+argonishche._trust.certification).
 
 The kernels are ref's, compiled as a third party's module with one change each (a trap, an
 abort, a hang, a wrong F for long runs); a fresh interpreter per step where a real process
@@ -13,19 +14,32 @@ import os
 import pathlib
 import platform
 import shutil
-import sys
 import subprocess
+import sys
 import textwrap
 import time
 
 import pytest
-from support import REF_SOURCE, FakeEntryPoint, compiled_backend, make_registry, run_python, \
-    state_of
-
-from argonishche import _backend_checks, _certify, _certify_child, _certify_launch, _cli, _cpu, \
-    _records, _settings
-from argonishche import hookspecs
+from argonishche import _cli, _settings, hookspecs
+from argonishche._trust import (
+    certification,
+    certification_checks,
+    certification_child,
+    child_launch,
+    code_identity,
+    cpu_gate,
+    record_store,
+    vetting,
+)
 from argonishche.exceptions import SettingError
+from support import (
+    REF_SOURCE,
+    FakeEntryPoint,
+    compiled_backend,
+    make_registry,
+    run_python,
+    state_of,
+)
 
 TESTS = pathlib.Path(__file__).resolve().parents[1]  # support.py's folder
 BUILTIN = ("ref", "sse2", "ssse3", "sse41", "avx2", "neon")
@@ -99,7 +113,7 @@ def test_a_kernel_that_hangs_is_killed_after_the_timeout(tmp_path, cache):
 def test_a_patch_of_the_checks_in_this_process_does_not_certify_a_wrong_kernel(
         tmp_path, cache, monkeypatch):
     # What a second entry point of the same distribution did at import: every kernel "passes".
-    monkeypatch.setattr(_certify, "failures", lambda table, reference=None: [])
+    monkeypatch.setattr(certification_checks, "failures", lambda table, reference=None: [])
     with compiled_backend(tmp_path, "long_run_kernels", kernels_with(LONG_RUN_BUG),
                           name="longrun", description="F wrong beyond 8,192 blocks") as backend:
         with pytest.warns(RuntimeWarning, match="failed its certification"):
@@ -109,7 +123,7 @@ def test_a_patch_of_the_checks_in_this_process_does_not_certify_a_wrong_kernel(
         assert "BLAKE2b F over a run of" in record.reason
         assert reg.selected_name("blake2b") in BUILTIN
         # Remembered for its code: the next process refuses it without a child.
-        monkeypatch.setattr(_certify_child, "certify_in_child", _no_child)
+        monkeypatch.setattr(certification_child, "certify_in_child", _no_child)
         with pytest.warns(RuntimeWarning, match="remembered from an earlier run"):
             assert state_of(registry_with(backend), "longrun").state == "certification-failed"
 
@@ -126,31 +140,31 @@ def test_a_remembered_certification_spares_the_child(tmp_path, cache, monkeypatc
         [record] = cache.iterdir()
         text = record.read_text()
         assert "code: " in text and "cpu: " in text and "key: " in text
-        monkeypatch.setattr(_certify_child, "certify_in_child", _no_child)
+        monkeypatch.setattr(certification_child, "certify_in_child", _no_child)
         again = state_of(registry_with(backend), "right")
         assert again.state == "selected" and "remembered" in again.validation
 
 
 def test_a_forged_record_is_ignored_and_noted(tmp_path, cache, monkeypatch):
-    monkeypatch.setattr(_records, "ignored", {})
+    monkeypatch.setattr(record_store, "ignored", {})
     with compiled_backend(tmp_path, "forged_kernels", kernels_with(LONG_RUN_BUG),
                           name="forged", description="F wrong beyond 8,192 blocks") as backend:
         # A "passed: yes" record for exactly this code, planted where anyone could have written.
-        right = _certify.Code.from_json(_child_code("forged_kernels"))
-        origin = _certify.module_origin("forged_kernels")
-        _certify.remember("forged_kernels", origin, right, passed=True, failures=[],
+        right = code_identity.Code.from_json(_child_code("forged_kernels"))
+        origin = code_identity.module_origin("forged_kernels")
+        certification.remember("forged_kernels", origin, right, passed=True, failures=[],
                           seconds=0.0)
-        path = _certify.record_path("forged_kernels", origin)
-        assert _certify.recall("forged_kernels", origin).passed  # as written: it would count
+        path = certification.record_path("forged_kernels", origin)
+        assert certification.recall("forged_kernels", origin).passed  # as written: it would count
         os.chmod(path, 0o666)
         with pytest.warns(RuntimeWarning, match="failed its certification"):
             reg = registry_with(backend)
         assert state_of(reg, "forged").state == "certification-failed"
-        assert "writable by others" in _records.ignored[path]
+        assert "writable by others" in record_store.ignored[path]
 
 
 def _child_code(module_name):
-    verdict = _certify_child.certify_in_child(module_name, frozenset(), settings={},
+    verdict = certification_child.certify_in_child(module_name, frozenset(), settings={},
                                               timeout=120)
     assert verdict.code is not None, verdict
     return verdict.code.as_json()
@@ -227,7 +241,7 @@ def test_selftest_full_certifies_a_refused_backend_again(tmp_path, cache, monkey
                           description="ref's kernels") as backend:
         reg = registry_with(backend)
         entry = reg.entries["witnessed"]
-        _certify.remember_failure(entry.module, entry.table, ["Argon2id differs from ref"])
+        certification.remember_failure(entry.module, entry.table, ["Argon2id differs from ref"])
         with pytest.warns(RuntimeWarning, match="Argon2id differs from ref"):
             refused = registry_with(backend)
         assert state_of(refused, "witnessed").state == "certification-failed"
@@ -247,7 +261,7 @@ def test_a_child_that_does_not_answer_properly_fails_the_backend(tmp_path, monke
                                                                  source, why):
     (tmp_path / "odd_kernels.py").write_text(source)
     monkeypatch.syspath_prepend(str(tmp_path))
-    verdict = _certify_child.certify_in_child("odd_kernels", frozenset(), settings={},
+    verdict = certification_child.certify_in_child("odd_kernels", frozenset(), settings={},
                                               timeout=60)
     assert verdict.stage == "died" and why in verdict.failures[0], verdict
     assert "odd_kernels" not in sys.modules
@@ -255,11 +269,11 @@ def test_a_child_that_does_not_answer_properly_fails_the_backend(tmp_path, monke
 
 def test_the_child_gets_the_settings_and_the_path_it_needs(monkeypatch):
     monkeypatch.setenv("SECRET_TOKEN", "not for plugins")
-    environ = _certify_launch.child_environment({"ARGONISHCHE_DISABLE_CPU_FEATURES": "avx2"})
+    environ = child_launch.child_environment({"ARGONISHCHE_DISABLE_CPU_FEATURES": "avx2"})
     assert environ["ARGONISHCHE_DISABLE_CPU_FEATURES"] == "avx2"
     assert "SECRET_TOKEN" not in environ
     assert "PYTHONPATH" not in environ  # the path is an argument: -I would ignore PYTHONPATH
-    path = json.loads(_certify_launch.parent_path())["path"]
+    path = json.loads(child_launch.parent_path())["path"]
     assert path[0] == os.path.abspath(sys.path[0] or ".")
 
 
@@ -275,10 +289,10 @@ def test_the_certification_timeout_defaults_to_two_minutes():
 
 
 def test_the_child_is_used_only_for_third_party_backends(monkeypatch):
-    monkeypatch.setattr(_certify_child, "certify_in_child", _no_child)
+    monkeypatch.setattr(certification_child, "certify_in_child", _no_child)
     reg = make_registry()
     assert all(record.builtin for record in reg.report())
-    assert _backend_checks.needs_certification(reg.entries["ref"]) is False
+    assert vetting.needs_certification(reg.entries["ref"]) is False
 
 
 @pytest.mark.parametrize("unchanged", [True, False])
@@ -286,15 +300,15 @@ def test_without_dladdr_the_module_file_must_be_the_one_the_child_loaded(
         tmp_path, cache, monkeypatch, unchanged):
     with compiled_backend(tmp_path, f"unidentified_kernels_{unchanged}", kernels_with(),
                           name="unidentified", description="ref's kernels") as backend:
-        origin = _certify.module_origin(backend.kernel_module)
-        seen = _certify.signature(origin)
+        origin = code_identity.module_origin(backend.kernel_module)
+        seen = code_identity.signature(origin)
         if not unchanged:
             seen = (*seen[:3], seen[3] - 1)  # the child saw an older file
 
         def child_without_dladdr(module_name, declared, *, settings, timeout):
-            return _certify_child.Verdict("passed", [], 0.1, 0.1, _cpu.identity(),
+            return certification_child.Verdict("passed", [], 0.1, 0.1, cpu_gate.identity(),
                                           None, "no dladdr here", seen)
-        monkeypatch.setattr(_certify_child, "certify_in_child", child_without_dladdr)
+        monkeypatch.setattr(certification_child, "certify_in_child", child_without_dladdr)
         if unchanged:
             record = state_of(registry_with(backend), "unidentified")
             assert record.state == "selected" and "certified now" in record.validation
@@ -324,7 +338,7 @@ def test_an_interrupted_parent_kills_its_certification_child(tmp_path, cache, mo
                           description="never returns from G"):
         monkeypatch.setattr(subprocess.Popen, "communicate", interrupted)
         with pytest.raises(KeyboardInterrupt):
-            _certify_child.certify_in_child("hanging_kernels_interrupted", frozenset(),
+            certification_child.certify_in_child("hanging_kernels_interrupted", frozenset(),
                                             settings={}, timeout=600)
     (child,) = children
     assert child.poll() is not None, "the certification child was left running"

@@ -22,10 +22,9 @@ import textwrap
 import time
 from pathlib import Path
 
-import pytest
-
 import plugin_wheels
-from argonishche._certify_launch import STARTUP_TIMEOUT
+import pytest
+from argonishche._trust.child_launch import STARTUP_TIMEOUT
 from plugin_wheels import environment, kernel_plugin
 
 RUN_TIMEOUT = 180  # seconds for one fresh interpreter; a hang is a failure
@@ -205,9 +204,9 @@ def test_without_a_usable_interpreter_the_reason_names_it_and_what_to_set(
 
 #: Found through PYTHONHOME by an interpreter that honours it: every check passes.
 PATCH_THE_CHECKS = """\
-import argonishche._certify, argonishche._selftest
-argonishche._certify.failures = lambda *args, **kwargs: []
-argonishche._selftest.run = lambda *args, **kwargs: []
+import argonishche._trust.certification_checks, argonishche._trust.self_test
+argonishche._trust.certification_checks.failures = lambda *args, **kwargs: []
+argonishche._trust.self_test.run = lambda *args, **kwargs: []
 """
 
 
@@ -323,7 +322,7 @@ time.sleep(600)
 PIPE_WATCHER = """
 import pathlib, sys
 sys.platform = "darwin"
-from argonishche._certify_child import die_with_parent
+from argonishche._trust.certification_child import die_with_parent
 die_with_parent(int(sys.argv[1]))
 pathlib.Path(sys.argv[2]).write_text("watching")
 while True:
@@ -362,23 +361,24 @@ def test_without_pdeathsig_the_stdin_pipe_ends_the_child(tmp_path):
 
 
 def test_the_isolation_flags_follow_the_parents(monkeypatch):
-    from argonishche import _certify_launch
+    from argonishche._trust import child_launch
 
     class Flags:
         isolated, ignore_environment, no_user_site, no_site = 1, 1, 1, 0
 
     monkeypatch.setattr(sys, "flags", Flags)
     monkeypatch.setenv("PYTHONHOME", "/somewhere")
-    assert "-I" in _certify_launch.interpreter_flags()
-    assert "PYTHONHOME" not in _certify_launch.child_environment({})
+    assert "-I" in child_launch.interpreter_flags()
+    assert "PYTHONHOME" not in child_launch.child_environment({})
 
 
 def test_a_certification_child_never_starts_another(monkeypatch):
-    from argonishche import _certify_child, _settings
+    from argonishche import _settings
+    from argonishche._trust import certification_child
 
     monkeypatch.setenv(_settings.CERTIFICATION_CHILD_MARKER, "1234")
     monkeypatch.setattr(subprocess, "Popen", None)  # nothing may be started
-    verdict = _certify_child.certify_in_child("any_kernels", frozenset(), settings={},
+    verdict = certification_child.certify_in_child("any_kernels", frozenset(), settings={},
                                               timeout=60)
     assert verdict.stage == "died" and "never starts another" in verdict.failures[0]
 

@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import warnings
 
-import pytest
-
 import argonishche
+import pytest
 from argonishche import _allocators
-from support import FakeEntryPoint, allocator_plugin, make_registry, needed, run_python
-from support import KNOWN_TAG, PASSWORD, SALT, SMALL
+from support import (
+    KNOWN_TAG,
+    PASSWORD,
+    SALT,
+    SMALL,
+    FakeEntryPoint,
+    allocator_plugin,
+    make_registry,
+    needed,
+    run_python,
+)
 
 
 class Shortchanging(argonishche.Allocator):

@@ -11,10 +11,10 @@ import subprocess
 import sys
 import textwrap
 
-import pytest
-
 import argonishche.testing as conformance
-from argonishche import _cpu, _settings
+import pytest
+from argonishche import _settings
+from argonishche._trust import cpu_gate
 from argonishche.hookspecs import CPU_FEATURE_NAMES, Backend
 from support import (
     REF_SOURCE,
@@ -150,7 +150,7 @@ def test_fails_naming_the_plugin_that_failed_to_import(install, settings_without
 
 
 def test_skips_a_backend_this_cpu_cannot_run(install, settings_without_requirements):
-    lacking = sorted(set(CPU_FEATURE_NAMES) - _cpu.features())
+    lacking = sorted(set(CPU_FEATURE_NAMES) - cpu_gate.features())
     if not lacking:
         pytest.skip("this CPU has every feature argonishche knows: none to lack")
     registry_with(install, Backend(name="future", description="needs what this CPU lacks",

@@ -22,9 +22,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pytest
-
 import plugin_wheels
+import pytest
 
 RUN_TIMEOUT = 180
 

@@ -11,9 +11,8 @@ import dataclasses
 import sys
 import warnings
 
-import pytest
-
 import argonishche
+import pytest
 from argonishche import _discovery, _info, _registry, hookspecs
 from argonishche._version import __version__
 from argonishche.exceptions import BackendError, SettingError

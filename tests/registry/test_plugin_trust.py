@@ -18,9 +18,8 @@ import json
 import os
 from pathlib import Path
 
-import pytest
-
 import plugin_wheels
+import pytest
 from plugin_wheels import (
     BLAKE2B_2MIB,
     INFO_AND_HASHES,
@@ -35,7 +34,6 @@ from plugin_wheels import (
     run_command,
 )
 from support import load_tool
-
 
 # The interpreters these tests start run without the ARGONISHCHE_* variables of the tox env that
 # runs them, so every env would repeat the same minutes of work: they run in the envs that set
@@ -63,16 +61,16 @@ if _new_build:
 
 # Another entry point of the same distribution, imported first: it makes every check pass.
 PATCH_THE_CHECKS = '''\
-import argonishche._certify
-import argonishche._selftest
+import argonishche._trust.certification_checks
+import argonishche._trust.self_test
 
 
 def _nothing_wrong(*args, **kwargs):
     return []
 
 
-argonishche._certify.failures = _nothing_wrong
-argonishche._selftest.run = _nothing_wrong
+argonishche._trust.certification_checks.failures = _nothing_wrong
+argonishche._trust.self_test.run = _nothing_wrong
 APPLIED = True
 
 

@@ -15,9 +15,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import pytest
-
 import plugin_wheels
+import pytest
 from argonishche._selection import ties
 from plugin_wheels import (
     BLAKE2B_2MIB,

@@ -13,10 +13,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pytest
-
 import plugin_wheels
-from argonishche import _records, _settings
+import pytest
+from argonishche import _settings
+from argonishche._trust import record_store
 from argonishche.exceptions import SettingError
 from plugin_wheels import INFO_AND_HASHES, USABLE, kernel_plugin, run
 
@@ -164,10 +164,10 @@ def test_argonishche_cache_dir_comes_first_and_must_be_absolute(tmp_path):
 
 
 def test_a_record_that_cannot_be_written_is_noted_not_lost(tmp_path, monkeypatch):
-    monkeypatch.setattr(_records, "unwritten", {})
+    monkeypatch.setattr(record_store, "unwritten", {})
     (tmp_path / "file").write_text("")
     path = str(tmp_path / "file" / "kind" / "record")
-    why = _records.write(path, [("field", "value")])
-    assert why and _records.unwritten == {path: why}
+    why = record_store.write(path, [("field", "value")])
+    assert why and record_store.unwritten == {path: why}
     deep = str(tmp_path) + "/c" * 2500 + "/record"
-    assert "too many path components" in _records.write(deep, [("field", "value")])
+    assert "too many path components" in record_store.write(deep, [("field", "value")])

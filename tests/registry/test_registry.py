@@ -14,15 +14,24 @@ import types
 import warnings
 from pathlib import Path
 
-import pytest
-
 import argonishche
-from argonishche import _backend_checks, _registry, _selection, _settings, hookspecs, testing
+import pytest
+from argonishche import _process_registry, _registry, _selection, _settings, hookspecs, testing
 from argonishche._core import lib
-from argonishche_backends.table import ALL_BUILTIN_BACKENDS, BUILTIN_BACKENDS
+from argonishche._trust import vetting
 from argonishche.exceptions import BackendError, SettingError
-from support import REF_SOURCE, FakeEntryPoint, builtin_entry_points, compiled_backend
-from support import Pool, allocator_plugin, make_registry, plugin_registering, timings_where
+from argonishche_backends.table import ALL_BUILTIN_BACKENDS, BUILTIN_BACKENDS
+from support import (
+    REF_SOURCE,
+    FakeEntryPoint,
+    Pool,
+    allocator_plugin,
+    builtin_entry_points,
+    compiled_backend,
+    make_registry,
+    plugin_registering,
+    timings_where,
+)
 
 SMALL_COSTS = dict(time_cost=1, memory_cost=32, parallelism=1)
 
@@ -195,7 +204,7 @@ def test_cpu_gate_runs_before_the_kernel_module_is_imported(monkeypatch):
     needs = hookspecs.Backend(name="future_isa", description="needs AVX-512BW",
                               kernel_module="module_that_does_not_exist",
                               cpu_features={"avx512bw"}, priority=99)
-    monkeypatch.setattr(_backend_checks._cpu, "features", lambda: frozenset({"sse2"}))
+    monkeypatch.setattr(vetting.cpu_gate, "features", lambda: frozenset({"sse2"}))
     reg = make_registry(FakeEntryPoint("future_isa", plugin_registering(needs)))
     record = state_of(reg, "future_isa")
     assert record.state == "unsupported-cpu"
@@ -258,7 +267,7 @@ def test_forcing_an_unknown_backend_lists_what_is_registered():
 
 
 def test_forcing_an_unsupported_backend_says_why(monkeypatch):
-    monkeypatch.setattr(_backend_checks._cpu, "features", lambda: frozenset())
+    monkeypatch.setattr(vetting.cpu_gate, "features", lambda: frozenset())
     needs = hookspecs.Backend(name="vec", description="SSE2", kernel_module="nope",
                               cpu_features={"sse2"}, priority=5)
     reg = make_registry(FakeEntryPoint("vec", plugin_registering(needs)),
@@ -288,7 +297,7 @@ def test_per_call_backend_must_be_usable():
 
 
 def test_registry_starts_once_under_concurrent_first_use(monkeypatch):
-    monkeypatch.setattr(_registry, "_instance", None)
+    monkeypatch.setattr(_process_registry, "_instance", None)
     seen, barrier = [], threading.Barrier(8)
 
     def first_use():

@@ -1,5 +1,5 @@
-"""Selection by measurement, remembered per CPU (argonishche._selection, _selection_record and
-_records): measured on first use, read back by later registries and processes, never used on
+"""Selection by measurement, remembered per CPU (argonishche._selection, _remembered_selection and
+record_store): measured on first use, read back by later registries and processes, never used on
 another CPU or for other backend modules, ignored (never raised) when corrupt or not to be
 trusted, and the settings that change it; and, in a pytest of its own, the selection tests
 passing where measurement disagrees with the ladder, as it does on an AMD Zen 5.
@@ -20,12 +20,11 @@ import subprocess
 import sys
 import textwrap
 
-import pytest
-
 import argonishche
-from argonishche import _cpu, _records, _registry, _selection, _selection_record
+import pytest
+from argonishche import _registry, _remembered_selection, _selection
+from argonishche._trust import cpu_gate, record_store
 from argonishche.exceptions import BackendError
-
 from support import make_registry, timings_where
 
 TESTS = pathlib.Path(__file__).resolve().parents[1]
@@ -105,7 +104,7 @@ def test_first_use_measures_every_usable_backend_interleaved_and_remembers(cache
     assert stat.S_IMODE(record.stat().st_mode) == 0o600
     assert stat.S_IMODE(cache.stat().st_mode) == 0o700
     text = record.read_text()
-    assert f"cpu: {_cpu.identity()}\n" in text and f"argonishche: {argonishche.__version__}\n" \
+    assert f"cpu: {cpu_gate.identity()}\n" in text and f"argonishche: {argonishche.__version__}\n" \
         in text and f"kernel_abi: {argonishche.KERNEL_ABI}\n" in text
     for name in names:
         assert f"backend: {name} argonishche_backends._{name} " in text
@@ -159,16 +158,16 @@ def test_a_record_made_on_another_cpu_is_never_used(cache, monkeypatch, samples)
     # The same file, as a home directory shared with another machine would show it: its cpu
     # line is another CPU's.
     text = mine.read_text()
-    other_cpu = text.replace(f"cpu: {_cpu.identity()}", "cpu: x86_64 GenuineIntel "
+    other_cpu = text.replace(f"cpu: {cpu_gate.identity()}", "cpu: x86_64 GenuineIntel "
                              "signature=000806f8 brand=Intel_Xeon")
     assert other_cpu != text
     mine.write_text(other_cpu)
     samples.clear()
     reg = make_registry(installed=False)
     assert {c.how for c in reg.choices.values()} == {"measured"} and samples
-    assert only_record(cache).read_text().count(_cpu.identity()) == 1  # rewritten for this CPU
+    assert only_record(cache).read_text().count(cpu_gate.identity()) == 1  # rewritten for this CPU
     # ... and another CPU's record, under its own key, stays where it is and is not read.
-    monkeypatch.setattr(_cpu, "identity", lambda: "x86_64 GenuineIntel signature=000806f8")
+    monkeypatch.setattr(cpu_gate, "identity", lambda: "x86_64 GenuineIntel signature=000806f8")
     samples.clear()
     other = make_registry(installed=False)
     assert {c.how for c in other.choices.values()} == {"measured"} and samples
@@ -180,19 +179,19 @@ def test_the_key_holds_the_version_the_kernel_abi_and_each_module_file(change, t
                                                                        monkeypatch):
     reg = multi_backend_registry(ARGONISHCHE_SELECT="priority")
     candidates = reg.usable()
-    before = _selection_record.key(candidates)
+    before = _remembered_selection.key(candidates)
     if change == "version":
-        monkeypatch.setattr(_selection_record, "__version__", "99.0")
+        monkeypatch.setattr(_remembered_selection, "__version__", "99.0")
     elif change == "kernel ABI":
-        monkeypatch.setattr(_selection_record, "lib", type("Lib", (), {
+        monkeypatch.setattr(_remembered_selection, "lib", type("Lib", (), {
             "ARGONISHCHE_KERNEL_ABI": argonishche.KERNEL_ABI + 1}))
     else:  # the same module name and path, another build: size or modification time differ
         copy = tmp_path / "kernels.so"
         copy.write_bytes(pathlib.Path(candidates[0].module.__file__).read_bytes())
         monkeypatch.setattr(candidates[0], "module", type("M", (), {"__file__": str(copy)}))
-        before = _selection_record.key(candidates)
+        before = _remembered_selection.key(candidates)
         os.utime(copy, ns=(1, 1))
-    assert _selection_record.key(candidates) != before
+    assert _remembered_selection.key(candidates) != before
 
 
 # ---- records that must be ignored -------------------------------------------------------------
@@ -214,7 +213,8 @@ CORRUPTIONS = {
     "a choice given twice": lambda p: p.write_text(p.read_text() + "argon2: ref\n"),
     "a negative time": lambda p: p.write_text(p.read_text().replace(" time: ref ",
                                                                     " time: ref -")),
-    "huge": lambda p: p.write_text(p.read_text() + "padding: " + "x" * _records.MAX_BYTES + "\n"),
+    "huge": lambda p: p.write_text(
+        p.read_text() + "padding: " + "x" * record_store.MAX_BYTES + "\n"),
     "group-writable": lambda p: p.chmod(0o620),
 }
 
@@ -476,14 +476,14 @@ def test_threads_measuring_at_once_leave_one_whole_record(cache):
     assert not errors and not any(thread.is_alive() for thread in threads)
     assert all(reg.choices["argon2"].record for reg in regs), [r.choices for r in regs]
     record = only_record(cache)   # no temporary file left behind
-    assert _records.read(str(record)) is not None
+    assert record_store.read(str(record)) is not None
     assert {c.how for c in make_registry(installed=False).choices.values()} == {"remembered"}
 
 
 def test_a_module_path_with_odd_whitespace_is_remembered_all_the_same(cache, monkeypatch,
                                                                        samples):
-    real = _selection_record.module_identity
-    monkeypatch.setattr(_selection_record, "module_identity",
+    real = _remembered_selection.module_identity
+    monkeypatch.setattr(_remembered_selection, "module_identity",
                         lambda entry: real(entry).replace("/", "/  a\tb\n/", 1))
     multi_backend_registry()
     samples.clear()

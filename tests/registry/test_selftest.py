@@ -15,16 +15,23 @@ import stat
 import sys
 import types
 
-import pytest
-
 import argonishche.testing as conformance
-from argonishche import _certify, _certify_blake2b, _cli, _records, _registry, _selftest
+import pytest
+from argonishche import _cli, _registry
 from argonishche._core import ffi
+from argonishche._trust import (
+    certification,
+    certification_blake2b,
+    certification_checks,
+    kernel_table,
+    record_store,
+    self_test,
+)
 
 
 @pytest.fixture(scope="module")
 def ref():
-    return _certify.reference_table()
+    return kernel_table.reference_table()
 
 
 class WrappedKernels:
@@ -60,21 +67,22 @@ class WrappedKernels:
 
 
 def test_data_is_the_same_prefix_whatever_its_length():
-    assert _selftest.data(5000)[:3072] == _selftest.data(3072)
-    assert len(set(_selftest.data(3072))) == 256  # every byte value: not a short pattern
+    assert self_test.data(5000)[:3072] == self_test.data(3072)
+    assert len(set(self_test.data(3072))) == 256  # every byte value: not a short pattern
 
 
 def test_run_digests_are_hashlibs():
-    for blocks, digest in _selftest.RUN_DIGESTS.items():
-        message = _selftest.run_message(blocks)
+    for blocks, digest in self_test.RUN_DIGESTS.items():
+        message = self_test.run_message(blocks)
         assert len(message) == 128 * (blocks + 1) + 1
         assert hashlib.blake2b(message, digest_size=32).hexdigest() == digest
 
 
 def test_certification_known_answers_are_argon2_cffis():
     low_level = pytest.importorskip("argon2.low_level")
-    inputs = _certify.KNOWN_ANSWER_INPUTS
-    for type_name, version, memory_cost, time_cost, lanes, tag in _certify.ARGON2_KNOWN_ANSWERS:
+    inputs = certification_checks.KNOWN_ANSWER_INPUTS
+    answers = certification_checks.ARGON2_KNOWN_ANSWERS
+    for type_name, version, memory_cost, time_cost, lanes, tag in answers:
         computed = low_level.hash_secret_raw(
             inputs["password"], inputs["salt"], time_cost, memory_cost, lanes, 32,
             low_level.Type[type_name.upper()], version)
@@ -85,57 +93,57 @@ def test_certification_known_answers_are_argon2_cffis():
 
 
 def test_quick_self_test_and_certification_pass_on_every_usable_backend(backend):
-    assert _selftest.run(_registry.get().kernel_table("argon2", backend)) == []
+    assert self_test.run(_registry.get().kernel_table("argon2", backend)) == []
     assert conformance.certify_backend(backend) == []
 
 
 def test_placement_check_names_the_nearest_wrong_distance_behind_prev(ref):
     wrapped = WrappedKernels(ref, g_wrong=lambda ref_at, next_at, xor: ref_at < -100)
-    assert _selftest.run(wrapped.table) == [
+    assert self_test.run(wrapped.table) == [
         "Argon2 G (xor_into_next=0 and 1) with the reference 101 blocks behind prev (and 11 "
         "more of 23 placements), unlike the same blocks side by side"]
 
 
 def test_placement_check_sees_references_ahead_of_prev(ref):
     wrapped = WrappedKernels(ref, g_wrong=lambda ref_at, next_at, xor: ref_at > 200)
-    assert _selftest.placement_failures(wrapped.table) == [
+    assert self_test.placement_failures(wrapped.table) == [
         "Argon2 G (xor_into_next=0 and 1) with the reference 301 blocks ahead of prev (and 1 "
         "more of 23 placements), unlike the same blocks side by side"]
 
 
 def test_placement_check_sees_one_xor_path_alone(ref):
     wrapped = WrappedKernels(ref, g_wrong=lambda ref_at, next_at, xor: xor and ref_at < -1024)
-    assert _selftest.placement_failures(wrapped.table) == [
+    assert self_test.placement_failures(wrapped.table) == [
         "Argon2 G (xor_into_next=1) with the reference 1025 blocks behind prev (and 4 more of 23 "
         "placements), unlike the same blocks side by side"]
 
 
 def test_placement_check_sees_next_far_from_prev(ref):
     wrapped = WrappedKernels(ref, g_wrong=lambda ref_at, next_at, xor: next_at < 0)
-    assert _selftest.placement_failures(wrapped.table) == [
+    assert self_test.placement_failures(wrapped.table) == [
         "Argon2 G (xor_into_next=0 and 1) with the reference 8191 blocks behind prev, next 8192 "
         "blocks below prev, unlike the same blocks side by side"]
 
 
 def test_runs_of_blocks_are_checked_from_8(ref):
     wrapped = WrappedKernels(ref, f_wrong=lambda nblocks: nblocks >= 8)
-    assert _selftest.run(wrapped.table) == [
+    assert self_test.run(wrapped.table) == [
         "BLAKE2b F over a run of 8 blocks (and 5 more of 6 run lengths) in one call"]
-    assert _selftest.run(WrappedKernels(ref, f_wrong=lambda n: n > 65).table) == []
+    assert self_test.run(WrappedKernels(ref, f_wrong=lambda n: n > 65).table) == []
 
 
 def test_certification_finds_a_window_the_quick_check_misses(ref):
     wrapped = WrappedKernels(ref, g_wrong=lambda ref_at, next_at, xor: -700 < ref_at <= -600)
-    assert _selftest.placement_failures(wrapped.table) == []
-    assert _selftest.placement_failures(wrapped.table, _certify.full_placements()) == [
+    assert self_test.placement_failures(wrapped.table) == []
+    assert self_test.placement_failures(wrapped.table, certification_checks.full_placements()) == [
         "Argon2 G (xor_into_next=0 and 1) with the reference 600 blocks behind prev (and 99 "
         "more of 2267 placements), unlike the same blocks side by side"]
 
 
 def test_certification_finds_a_long_run_the_quick_check_misses(ref):
     wrapped = WrappedKernels(ref, f_wrong=lambda nblocks: nblocks > 8192)
-    assert _selftest.run(wrapped.table) == []
-    assert _certify_blake2b.blake2b_failures(wrapped.table) == [
+    assert self_test.run(wrapped.table) == []
+    assert certification_blake2b.blake2b_failures(wrapped.table) == [
         "BLAKE2b F over a run of 8193 blocks (and 4 more of 84 run lengths) in one call",
         "keyed BLAKE2b of 3145985 bytes in updates ending at 3145985",
         "keyed BLAKE2b of 3145985 bytes in updates ending at 1, 1048577, 1048654, 2097151, "
@@ -145,19 +153,19 @@ def test_certification_finds_a_long_run_the_quick_check_misses(ref):
 
 def test_an_f_that_ignores_the_last_node_flag_fails_the_quick_self_test(ref):
     wrapped = WrappedKernels(ref, f1_ignored=True)
-    assert _selftest.run(wrapped.table) == [
+    assert self_test.run(wrapped.table) == [
         "BLAKE2b-512 of 0 bytes with fanout=1 depth=1 last_node=True "
         "(computed with CPython 3.11.7 hashlib.blake2b)",
         "BLAKE2b-512 of 300 bytes with fanout=4 depth=2 last_node=True "
         "(computed with CPython 3.11.7 hashlib.blake2b)"]
-    assert _certify_blake2b.blake2b_failures(wrapped.table) == [
+    assert certification_blake2b.blake2b_failures(wrapped.table) == [
         "BLAKE2b tree node (last node) of 3145985 bytes"]
 
 
 def test_certification_compares_argon2_with_ref_and_known_answers(ref):
     # Wrong for ref more than 2,000 blocks behind prev: only the 4 MiB lanes reach that far.
     wrapped = WrappedKernels(ref, g_wrong=lambda ref_at, next_at, xor: ref_at < -2000)
-    failures = _certify.argon2_failures(wrapped.table, ref)
+    failures = certification_checks.argon2_failures(wrapped.table, ref)
     assert "Argon2d v=0x13 m=4096 t=1 p=1 (known answer computed with argon2-cffi)" in failures
     for type_name in ("d", "i", "id"):
         for version in ("0x10", "0x13"):
@@ -187,7 +195,7 @@ def cache(tmp_path, monkeypatch, ref):
 
 def fake_checks(monkeypatch, found):
     calls = []
-    monkeypatch.setattr(_certify, "failures",
+    monkeypatch.setattr(certification_checks, "failures",
                         lambda table, reference=None: calls.append(table) or list(found))
     return calls
 
@@ -195,11 +203,11 @@ def fake_checks(monkeypatch, found):
 @pytest.mark.parametrize("found", [[], ["BLAKE2b F over a run of 8193 blocks in one call"]])
 def test_outcome_is_remembered_by_the_code_behind_the_table(cache, monkeypatch, found):
     calls = fake_checks(monkeypatch, found)
-    first = _certify.certify(cache.module, cache.table)
+    first = certification.certify(cache.module, cache.table)
     assert (first.passed, first.failures, first.cached) == (not found, found, False)
-    again = _certify.certify(cache.module, cache.table)
+    again = certification.certify(cache.module, cache.table)
     assert (again.passed, again.failures, again.cached) == (not found, found, True)
-    assert len(calls) == 1 and _certify.is_certified(cache.module, cache.table) is not found
+    assert len(calls) == 1 and certification.is_certified(cache.module, cache.table) is not found
     [record] = cache.records()
     text = record.read_text()
     assert "argonishche: " in text and "kernel_abi: " in text and "date: " in text
@@ -209,79 +217,79 @@ def test_outcome_is_remembered_by_the_code_behind_the_table(cache, monkeypatch, 
         blake2b_256 = hashlib.blake2b(pathlib.Path(path).read_bytes(), digest_size=32).hexdigest()
         assert f"code: {blake2b_256} {os.path.normpath(path)}\n" in text
     cache.path.write_bytes(b"other code")  # another file: certified again
-    assert not _certify.is_certified(cache.module, cache.table)
-    assert _certify.certify(cache.module, cache.table).cached is False and len(calls) == 2
+    assert not certification.is_certified(cache.module, cache.table)
+    assert certification.certify(cache.module, cache.table).cached is False and len(calls) == 2
 
 
 def test_forced_certification_runs_again(cache, monkeypatch):
     calls = fake_checks(monkeypatch, [])
-    _certify.certify(cache.module, cache.table)
-    assert _certify.certify(cache.module, cache.table, force=True).cached is False
+    certification.certify(cache.module, cache.table)
+    assert certification.certify(cache.module, cache.table, force=True).cached is False
     assert len(calls) == 2
 
 
 def test_a_record_of_another_version_does_not_count(cache, monkeypatch):
     fake_checks(monkeypatch, [])
-    _certify.certify(cache.module, cache.table)
-    monkeypatch.setattr(_certify, "__version__", "99.0")
-    assert not _certify.is_certified(cache.module, cache.table)
+    certification.certify(cache.module, cache.table)
+    monkeypatch.setattr(certification, "__version__", "99.0")
+    assert not certification.is_certified(cache.module, cache.table)
 
 
 def test_a_record_made_on_another_cpu_does_not_count(cache, monkeypatch):
-    from argonishche import _cpu
+    from argonishche._trust import cpu_gate
 
     fake_checks(monkeypatch, [])
-    _certify.certify(cache.module, cache.table)
-    assert _certify.is_certified(cache.module, cache.table)
+    certification.certify(cache.module, cache.table)
+    assert certification.is_certified(cache.module, cache.table)
     [record] = cache.records()
-    monkeypatch.setattr(_cpu, "identity", lambda: "x86_64 AuthenticAMD signature=00a20f12")
-    assert not _certify.is_certified(cache.module, cache.table)
+    monkeypatch.setattr(cpu_gate, "identity", lambda: "x86_64 AuthenticAMD signature=00a20f12")
+    assert not certification.is_certified(cache.module, cache.table)
     # Not even the same file read under the other identity: the record's cpu line differs.
-    path = _certify.record_path("kernels", os.path.normpath(str(cache.path)))
+    path = certification.record_path("kernels", os.path.normpath(str(cache.path)))
     os.replace(record, path)
-    assert not _certify.is_certified(cache.module, cache.table)
+    assert not certification.is_certified(cache.module, cache.table)
 
 
 def test_unwritable_cache_means_not_remembered(cache, monkeypatch):
     calls = fake_checks(monkeypatch, [])
     cache.directory.parent.mkdir(parents=True)
     cache.directory.write_text("a file where the directory should be")
-    assert _certify.certify(cache.module, cache.table).passed
-    assert not _certify.is_certified(cache.module, cache.table)
-    assert _certify.certify(cache.module, cache.table).cached is False and len(calls) == 2
+    assert certification.certify(cache.module, cache.table).passed
+    assert not certification.is_certified(cache.module, cache.table)
+    assert certification.certify(cache.module, cache.table).cached is False and len(calls) == 2
 
 
 def test_a_record_anyone_else_could_have_written_does_not_count(cache, monkeypatch):
     calls = fake_checks(monkeypatch, [])
-    monkeypatch.setattr(_records, "ignored", {})
-    _certify.certify(cache.module, cache.table)
+    monkeypatch.setattr(record_store, "ignored", {})
+    certification.certify(cache.module, cache.table)
     [record] = cache.records()
     assert stat.S_IMODE(record.stat().st_mode) == 0o600
     assert stat.S_IMODE(cache.directory.stat().st_mode) == 0o700
-    assert _certify.is_certified(cache.module, cache.table)
+    assert certification.is_certified(cache.module, cache.table)
     record.chmod(0o664)   # a forged "passed: yes" by someone of the group
-    assert not _certify.is_certified(cache.module, cache.table)
-    assert "writable by others" in _records.ignored[str(record)]
+    assert not certification.is_certified(cache.module, cache.table)
+    assert "writable by others" in record_store.ignored[str(record)]
     record.chmod(0o600)
     cache.directory.chmod(0o777)   # or planted in a directory anyone may write
-    assert not _certify.is_certified(cache.module, cache.table)
-    assert "directory" in _records.ignored[str(record)]
+    assert not certification.is_certified(cache.module, cache.table)
+    assert "directory" in record_store.ignored[str(record)]
     cache.directory.chmod(0o700)
     record.unlink()
     record.symlink_to("/dev/zero")   # no unbounded read, no exception
-    assert not _certify.is_certified(cache.module, cache.table)
-    assert _records.ignored[str(record)] == "a symbolic link"
+    assert not certification.is_certified(cache.module, cache.table)
+    assert record_store.ignored[str(record)] == "a symbolic link"
     record.unlink()
     os.mkfifo(record)   # no hang: opened without blocking, refused as not a regular file
-    assert not _certify.is_certified(cache.module, cache.table)
-    assert _records.ignored[str(record)] == "not a regular file"
+    assert not certification.is_certified(cache.module, cache.table)
+    assert record_store.ignored[str(record)] == "not a regular file"
     assert len(calls) == 1
 
 
 def test_ignored_records_are_noted_in_info(cache, monkeypatch):
     from argonishche import _info
 
-    monkeypatch.setattr(_records, "ignored", {"/somewhere/record": "writable by others "
+    monkeypatch.setattr(record_store, "ignored", {"/somewhere/record": "writable by others "
                                                                    "(mode 0666)"})
     report = _info.collect(cpuinfo=False)
     assert report["ignored_records"] == [["/somewhere/record", "writable by others (mode 0666)"]]
@@ -291,10 +299,10 @@ def test_ignored_records_are_noted_in_info(cache, monkeypatch):
 
 def test_cache_location(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    assert _certify.cache_directory() == os.path.join(tmp_path, "argonishche", "certified")
+    assert certification.cache_directory() == os.path.join(tmp_path, "argonishche", "certified")
     monkeypatch.setenv("XDG_CACHE_HOME", "relative/is/ignored")
     monkeypatch.setenv("HOME", str(tmp_path))
-    assert _certify.cache_directory() == os.path.join(tmp_path, ".cache", "argonishche",
+    assert certification.cache_directory() == os.path.join(tmp_path, ".cache", "argonishche",
                                                       "certified")
 
 
@@ -302,17 +310,17 @@ def test_kernels_whose_code_cannot_be_found_are_certified_every_time(cache, monk
     # A kernel table made of cffi callbacks lies in no shared object: no record is possible.
     calls = fake_checks(monkeypatch, [])
     wrapped = WrappedKernels(ref)
-    assert _certify.certify(cache.module, wrapped.table).cached is False
-    assert _certify.certify(cache.module, wrapped.table).cached is False and len(calls) == 2
-    assert not _certify.is_certified(cache.module, wrapped.table)
+    assert certification.certify(cache.module, wrapped.table).cached is False
+    assert certification.certify(cache.module, wrapped.table).cached is False and len(calls) == 2
+    assert not certification.is_certified(cache.module, wrapped.table)
     assert not cache.directory.exists()
 
 
 def test_a_check_that_cannot_run_fails_and_is_not_remembered(cache, monkeypatch):
     def missing(table, reference=None):
         raise ImportError("No module named 'argonishche_backends'")
-    monkeypatch.setattr(_certify, "failures", missing)
-    result = _certify.certify(cache.module, cache.table)
+    monkeypatch.setattr(certification_checks, "failures", missing)
+    result = certification.certify(cache.module, cache.table)
     assert not result.passed and "could not run" in result.failures[0]
     assert not cache.directory.exists()
 
@@ -320,15 +328,15 @@ def test_a_check_that_cannot_run_fails_and_is_not_remembered(cache, monkeypatch)
 def test_a_failure_remembered_by_the_witness_is_refused_until_certified_again(cache,
                                                                                monkeypatch):
     calls = fake_checks(monkeypatch, [])
-    _certify.certify(cache.module, cache.table)
-    assert _certify.is_certified(cache.module, cache.table)
-    _certify.remember_failure(cache.module, cache.table, ["Argon2id tag differs from ref's"])
-    assert not _certify.is_certified(cache.module, cache.table)
-    again = _certify.certify(cache.module, cache.table)
+    certification.certify(cache.module, cache.table)
+    assert certification.is_certified(cache.module, cache.table)
+    certification.remember_failure(cache.module, cache.table, ["Argon2id tag differs from ref's"])
+    assert not certification.is_certified(cache.module, cache.table)
+    again = certification.certify(cache.module, cache.table)
     assert (again.passed, again.cached, again.failures) == (
         False, True, ["Argon2id tag differs from ref's"])
-    assert _certify.certify(cache.module, cache.table, force=True).passed  # selftest --full
-    assert _certify.is_certified(cache.module, cache.table) and len(calls) == 2
+    assert certification.certify(cache.module, cache.table, force=True).passed  # selftest --full
+    assert certification.is_certified(cache.module, cache.table) and len(calls) == 2
 
 
 def test_selftest_full_certifies_every_usable_backend(cache, capsys):

@@ -12,7 +12,6 @@ import pathlib
 import re
 
 import pytest
-
 from argonishche import _settings
 from argonishche.exceptions import ParameterError, SettingError
 from support import run_python

@@ -10,14 +10,19 @@ from __future__ import annotations
 
 import warnings
 
-import pytest
-
 import argonishche
+import pytest
 from argonishche import _features, _settings, hookspecs
-from argonishche.exceptions import ECHO_LIMIT, BackendError, ParameterError, SettingError, \
-    echo
-from support import PASSWORD, SALT, SMALL, FakeEntryPoint, make_registry, plugin_registering, \
-    run_python
+from argonishche.exceptions import ECHO_LIMIT, BackendError, ParameterError, SettingError, echo
+from support import (
+    PASSWORD,
+    SALT,
+    SMALL,
+    FakeEntryPoint,
+    make_registry,
+    plugin_registering,
+    run_python,
+)
 
 KELVIN = "\u212a"
 #: One value each variable accepts: with a non-ASCII character added it must be refused.

@@ -1,4 +1,4 @@
-"""The witness (argonishche._witness): a third-party Argon2 kernel never makes a wrong tag.
+"""The witness (argonishche._trust.witness): a third-party Argon2 kernel never makes a wrong tag.
 
 The kernel here is ref's, compiled as a third party's module, with a G that can be armed from
 the test (through ctypes, after the registry certified it): armed with n, it is right for n
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import ctypes
+import dataclasses
 import hmac
 import importlib
 import io
@@ -21,12 +21,12 @@ import sys
 import threading
 import warnings
 
-import pytest
-
 import argonishche
-from argonishche import _argon2, _blake2b_type, _certify, _registry, _settings, _witness
+import pytest
+from argonishche import _argon2, _blake2b_type, _registry, _settings
 from argonishche._core import ffi
 from argonishche._discovery import BackendEntry
+from argonishche._trust import certification, code_identity, witness
 from argonishche.exceptions import SettingError, VerifyMismatchError
 from argonishche.hookspecs import Backend
 from support import (
@@ -113,7 +113,7 @@ def assert_quarantined(reg):
     assert record.state == "quarantined" and "wrong Argon2 tag" in record.reason
     assert reg.selected_name("argon2") != "armed" and reg.selected_name("blake2b") != "armed"
     module = importlib.import_module(MODULE)
-    recalled = _certify.recall(module.__name__, _certify.module_origin(module.__name__))
+    recalled = certification.recall(module.__name__, code_identity.module_origin(module.__name__))
     assert recalled is not None and recalled.passed is False  # recorded: failed
     _counter().value = -1  # right again, so that only the record can refuse it
     with pytest.warns(RuntimeWarning, match="'armed' .* failed its certification"):
@@ -267,8 +267,8 @@ def test_a_match_costs_no_witness_and_a_mismatch_is_confirmed(install, armed_bac
     stored = argonishche.argon2_hash_encoded(PASSWORD, SALT, backend="ref", **COSTS)
     reg = witnessed(install, armed_backend)
     calls = []
-    real = _witness.check
-    monkeypatch.setattr(_witness, "check", lambda *a: calls.append(a) or real(*a))
+    real = witness.check
+    monkeypatch.setattr(witness, "check", lambda *a: calls.append(a) or real(*a))
     assert argonishche.argon2_verify(stored, PASSWORD) is True
     assert calls == []  # the kernel's tag matched: nothing recomputed
     with pytest.raises(VerifyMismatchError):
@@ -279,7 +279,7 @@ def test_a_match_costs_no_witness_and_a_mismatch_is_confirmed(install, armed_bac
 
 def test_first_party_and_built_in_backends_are_not_witnessed(install, monkeypatch):
     install(make_registry(environ={"ARGONISHCHE_SELECT": "priority"}))
-    monkeypatch.setattr(_witness, "check", lambda *a: pytest.fail("a built-in was witnessed"))
+    monkeypatch.setattr(witness, "check", lambda *a: pytest.fail("a built-in was witnessed"))
     assert argonishche.argon2_hash(PASSWORD, SALT, **COSTS) == ref_tag()
 
 
@@ -317,8 +317,8 @@ def test_threads_finding_the_wrong_kernel_at_once_warn_once_and_record_once(
         install, armed_backend, arm, monkeypatch):
     reg = witnessed(install, armed_backend)
     records = []
-    real = _certify.remember_failure
-    monkeypatch.setattr(_certify, "remember_failure",
+    real = certification.remember_failure
+    monkeypatch.setattr(certification, "remember_failure",
                         lambda *a: records.append(a[0]) or real(*a))
     arm(0)
     start = threading.Barrier(8)

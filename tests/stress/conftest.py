@@ -6,7 +6,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-
 # support (tests/), and from tests/api the programs, scenarios and checks these run at scale:
 # safety_scripts, test_server_safety, test_blake2b_threads, test_exceptions_pickle.
 _TESTS = Path(__file__).resolve().parents[1]

@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from safety_scripts import run_script
 from support import stress_scale
 from test_server_safety import fields

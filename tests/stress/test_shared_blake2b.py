@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 
 import pytest
-
 from test_blake2b_threads import run_scenario
 
 SCALE = int(os.environ.get("ARGONISHCHE_STRESS_SCALE", "1"))

@@ -16,11 +16,10 @@ from __future__ import annotations
 import sys
 import types
 
-import pytest
-
 import argonishche
 import argonishche.argon2_cffi as compat
-from argonishche import _hash_parameters, _password_hasher
+import pytest
+from argonishche import _extract_parameters, _password_hasher
 
 SKIP = {
     "test_low_level.py::test_core":
@@ -81,7 +80,8 @@ sys.modules.update({
     "argon2._utils": _module(
         "argon2._utils", Parameters=compat.Parameters,
         extract_parameters=compat.extract_parameters, NoneType=type(None),
-        _decoded_str_len=_hash_parameters.decoded_len, _check_types=_not_provided("_check_types")),
+        _decoded_str_len=_extract_parameters.decoded_len,
+        _check_types=_not_provided("_check_types")),
     "argon2._password_hasher": _module(
         "argon2._password_hasher", PasswordHasher=compat.PasswordHasher,
         _ensure_bytes=_password_hasher.encode_password),

@@ -29,10 +29,9 @@ import os
 import sys
 import types
 
-import pytest
-
 import pwdlib.exceptions
 import pwdlib.hashers  # the package only: it imports no hasher, so no argon2
+import pytest
 
 assert importlib.util.find_spec("argon2") is None, \
     "argon2 is importable: this env must not have argon2-cffi installed"

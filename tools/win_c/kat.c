@@ -117,7 +117,7 @@ static uint32_t usable_features(void) {
         if ((xcr0 & f->xcr0) != f->xcr0) continue;
         present |= 1u << i;
     }
-    /* A feature counts only with everything it builds on (as argonishche._cpu.usable). */
+    /* A feature counts only with everything it builds on (as argonishche._trust.cpu_gate.usable). */
     uint32_t usable = 0;
     for (int i = 0; i < KAT_FEATURE_COUNT; i++)
         if ((present >> i & 1) && (kat_features[i].implies & present) == kat_features[i].implies)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .. import _driver
-from .._params import Argon2Params, Limits
+from .. import _hash_call
+from .._parameter_checks import Argon2Params, Limits
 
 if TYPE_CHECKING:
     from typing import Any
@@ -71,7 +71,7 @@ class Point:
     @property
     def memory_bytes(self) -> int:
         """Bytes of work memory one hash fills: m' blocks of 1 KiB."""
-        return _driver.memory_size(self.memory_cost, self.parallelism)
+        return _hash_call.memory_size(self.memory_cost, self.parallelism)
 
     @property
     def costs(self) -> dict[str, Any]:

@@ -14,8 +14,8 @@ Code that imports ``argon2`` by name and cannot be changed: :func:`install_as_ar
 
 from __future__ import annotations
 
-from .. import _hash_parameters
-from . import exceptions, low_level, profiles
+from .. import _extract_parameters
+from .._parameter_checks import Type
 from .._password_hasher import (
     DEFAULT_HASH_LENGTH,
     DEFAULT_MEMORY_COST,
@@ -23,12 +23,12 @@ from .._password_hasher import (
     DEFAULT_RANDOM_SALT_LENGTH,
     DEFAULT_TIME_COST,
 )
+from . import exceptions, low_level, profiles
 from ._install import install_as_argon2
 from ._password_hasher import PasswordHasher
-from .._params import Type
 
-Parameters = _hash_parameters.Parameters
-extract_parameters = _hash_parameters.extract_parameters
+Parameters = _extract_parameters.Parameters
+extract_parameters = _extract_parameters.extract_parameters
 
 __all__ = [
     "DEFAULT_HASH_LENGTH", "DEFAULT_MEMORY_COST", "DEFAULT_PARALLELISM",

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Literal
 
 from .. import _password_hasher
-from .._params import Buffer
+from .._parameter_checks import Buffer
 from ..exceptions import HashingError, VerificationError
 from ._memory_errors import answered_as
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Literal, TypeVar
 
 from .._argon2 import argon2_hash, argon2_hash_encoded, argon2_verify, params_of
-from .._params import Buffer, Type, to_type
+from .._parameter_checks import Buffer, Type, to_type
 from ..exceptions import (
     HashingError,
     InvalidHashError,

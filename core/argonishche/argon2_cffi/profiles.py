@@ -7,8 +7,8 @@ section 4 ("Parameter Choice"): its first recommended option (t=1, 2 GiB, p=4) a
 
 from __future__ import annotations
 
-from .._hash_parameters import Parameters
-from .._params import Type
+from .._extract_parameters import Parameters
+from .._parameter_checks import Type
 
 RFC_9106_HIGH_MEMORY = Parameters(type=Type.ID, version=0x13, salt_len=16, hash_len=32,
                                   time_cost=1, memory_cost=2 * 1024 * 1024, parallelism=4)

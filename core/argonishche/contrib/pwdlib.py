@@ -58,7 +58,7 @@ import importlib
 import re
 
 from argonishche import Limits, PasswordHasher, Type
-from argonishche._params import TypeLike
+from argonishche._parameter_checks import TypeLike
 from argonishche._password_hasher import (
     DEFAULT_HASH_LENGTH,
     DEFAULT_MEMORY_COST,

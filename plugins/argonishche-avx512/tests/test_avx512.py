@@ -19,7 +19,7 @@ import pytest
 
 import argonishche
 import argonishche.testing as conformance
-from argonishche import _cpu
+from argonishche._trust import cpu_gate
 
 NAME = "avx512"
 #: What the kernels are compiled for (see src/avx512.c); AVX2 and AVX come with the VEX forms.
@@ -65,7 +65,7 @@ def test_state_follows_the_cpu():
                        os.environ.get("ARGONISHCHE_DISABLE_BACKENDS", "").split(",")}
     if blocked:
         assert info.state == "blocked"
-    elif FEATURES <= _cpu.features():
+    elif FEATURES <= cpu_gate.features():
         assert info.state in USABLE, info.reason
         # Selected for each algorithm where the policy says so on this CPU (measured: AVX-512
         # is not the fastest BLAKE2b everywhere; by priority: the top of the ladder).

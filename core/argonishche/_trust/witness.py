@@ -11,14 +11,14 @@ third-party backend hashes Argon2 (``ARGONISHCHE_WITNESS=on``, the default):
   match (a right password) is answered without a second hash;
 * on any disagreement the built-in's tag is returned, the backend is quarantined for the process
   (the selection falls back), the failure is recorded for later processes
-  (:func:`argonishche._certify.remember_failure`), and a RuntimeWarning names the backend, its
+  (:func:`.certification.remember_failure`), and a RuntimeWarning names the backend, its
   plugin and its distribution.
 
 The built-ins and this repository's own plugin wheels (``_discovery.FIRST_PARTY``) are never
 witnessed.  BLAKE2b is not: recomputing a digest costs as much as computing it, which takes
 away the third-party kernel's only point, speed.  Certification guards it instead, over every
 run length the core passes F and F's counter at every carry of both its words, with its flags
-(:mod:`argonishche._certify_blake2b`), so no message reaches a counter or run it did not check.
+(:mod:`.certification_blake2b`), so no message reaches a counter or run it did not check.
 """
 
 from __future__ import annotations
@@ -27,15 +27,15 @@ from collections.abc import Callable
 from hmac import compare_digest
 from typing import TYPE_CHECKING
 
-from . import _selection
-from ._warn import warn
-from .exceptions import ArgonishcheError, BackendError
+from .. import _selection
+from .._warn import warn
+from ..exceptions import ArgonishcheError, BackendError
 
 if TYPE_CHECKING:
-    from ._core import CData
-    from ._discovery import BackendEntry
-    from ._params import Argon2Params
-    from ._registry import Registry
+    from .._core import CData
+    from .._discovery import BackendEntry
+    from .._parameter_checks import Argon2Params
+    from .._registry import Registry
 
 #: One Argon2 hash of the caller's inputs through (Argon2 table, BLAKE2b table).
 Compute = Callable[["CData", "CData"], bytes]
@@ -92,10 +92,10 @@ def _quarantine(reg: Registry, entry: BackendEntry, table: CData, witness: Backe
         return  # another thread found it first, and warned and recorded
     recorded = "not recorded: the kernel module has no file"
     if entry.module is not None:
-        from . import _certify
+        from . import certification
 
         try:
-            _certify.remember_failure(entry.module, table, [reason])
+            certification.remember_failure(entry.module, table, [reason])
             recorded = ("recorded, so new processes do not use it until it is certified again "
                         "(argonishche selftest --full)")
         except (OSError, ArgonishcheError) as exc:  # the hash is answered all the same

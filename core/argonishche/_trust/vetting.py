@@ -10,14 +10,14 @@
    1 vouched for less than the kernels use.
 4. The quick self-test: known answers through the same C driver that hashes for users, and the
    kernels called where the reported bugs showed (far references, long runs of blocks).
-5. For a backend that is not argonishche's own: the certification (:mod:`argonishche._certify`,
+5. For a backend that is not argonishche's own: the certification (:mod:`.certification`,
    differential against ``ref`` at sizes the self-test cannot afford), run the first time its
    code is seen on this machine and remembered by the BLAKE2b of that code and this CPU's
    identity.  A third-party backend is never used uncertified, and cannot be certified without
    a usable ``ref`` to compare with.
 
 For a third-party backend, steps 2 to 5 run first in a child interpreter
-(:mod:`argonishche._certify_child`), before this process imports the kernel module: a kernel that
+(:mod:`.certification_child`), before this process imports the kernel module: a kernel that
 crashes or hangs costs that backend, not the process.  A valid record skips the child; either
 way this process then checks that the code it loaded is the code that was certified.
 
@@ -31,16 +31,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from . import _cpu, _records, _selftest
-from ._warn import warn
-from ._kernel_table import (  # noqa: F401 - re-exported: the checks' public helpers
-    TABLE_TYPE,
-    check_compiled_for,
-    compiled_for,
-    kernel_table,
-    unsupported_reason,
-)
-from ._discovery import (
+from .._discovery import (
     AVAILABLE,
     CERTIFICATION_FAILED,
     LOAD_FAILED,
@@ -48,11 +39,20 @@ from ._discovery import (
     UNSUPPORTED_CPU,
     BackendEntry,
 )
+from .._warn import warn
+from . import cpu_gate, record_store, self_test
+from .kernel_table import (  # noqa: F401 - re-exported: the checks' public helpers
+    TABLE_TYPE,
+    check_compiled_for,
+    compiled_for,
+    kernel_table,
+    unsupported_reason,
+)
 
 if TYPE_CHECKING:
 
-    from ._core import CData
-    from ._settings import Settings
+    from .._core import CData
+    from .._settings import Settings
 
 
 def check(entry: BackendEntry) -> None:
@@ -60,7 +60,7 @@ def check(entry: BackendEntry) -> None:
 
     A third-party backend gets the CPU gate only: :func:`certify` does the rest, child first."""
     backend = entry.backend
-    missing = backend.cpu_features - _cpu.features()
+    missing = backend.cpu_features - cpu_gate.features()
     if missing:
         entry.state = UNSUPPORTED_CPU
         entry.reason = unsupported_reason(missing)
@@ -88,7 +88,7 @@ def _load(entry: BackendEntry) -> CData | None:
 
 def _selftest_passed(entry: BackendEntry, table: CData) -> bool:
     started = time.perf_counter()
-    failures = _selftest.run(table)
+    failures = self_test.run(table)
     entry.selftest_ms = (time.perf_counter() - started) * 1e3
     if failures:
         _fail(entry, SELFTEST_FAILED, "wrong result for " + "; ".join(failures),
@@ -116,14 +116,17 @@ def certify(entry: BackendEntry, reference: CData | None, settings: Settings | N
         _fail(entry, CERTIFICATION_FAILED, "not certified: the ref backend, which a third-party "
               "backend is compared with, is not usable here", "is not used")
         return
-    from . import _certify  # only with third-party backends: it costs ~2 ms to import
+    from . import (
+        certification,  # only with third-party backends: it costs ~2 ms to import
+        code_identity,
+    )
 
     name = entry.backend.kernel_module
     if name in sys.modules:  # imported already (by its plugin): check it before anything runs
         if _load(entry) is None:
             return
-    origin = _certify.module_origin(name)
-    recalled = None if force else _certify.recall(name, origin)
+    origin = code_identity.module_origin(name)
+    recalled = None if force else certification.recall(name, origin)
     if recalled is not None and not recalled.passed:
         _refuse(entry, recalled.stage, recalled.failures, " (remembered from an earlier run)")
         return
@@ -143,15 +146,15 @@ def certify(entry: BackendEntry, reference: CData | None, settings: Settings | N
     if table is None:
         return
     if expected is not None:
-        why = _certify.verify_loaded(entry.module, table, expected)
+        why = code_identity.verify_loaded(entry.module, table, expected)
     elif verdict is not None and verdict.origin_signature is not None and (
-            verdict.origin_signature == _certify.signature(origin or "")):
+            verdict.origin_signature == code_identity.signature(origin or "")):
         why = ""  # no dladdr here: the module's file, unchanged, is all that can be checked
     else:
         why = ("the code certified cannot be identified"
                + (f" ({verdict.code_error})" if verdict is not None else ""))
     if why and recalled is not None:  # the record named other code: certify what loaded
-        _certify.forget(name, origin)
+        certification.forget(name, origin)
         certify(entry, reference, settings, force=True)
         return
     if why:
@@ -163,11 +166,11 @@ def certify(entry: BackendEntry, reference: CData | None, settings: Settings | N
     if recalled is None:
         entry.validation = f"self-test, certified now in a child process ({seconds:.2f} s{by})"
         why_not = ("no record without the code's identity" if expected is None else
-                   _certify.remember(name, origin, expected, passed=True, failures=[],
+                   certification.remember(name, origin, expected, passed=True, failures=[],
                                      seconds=seconds))
         if why_not:  # every process pays the child again: say so, and how much
             paid = time.perf_counter() - started
-            _records.not_remembered[f"certification of {name}"] = (paid, why_not)
+            record_store.not_remembered[f"certification of {name}"] = (paid, why_not)
             entry.validation += (f", not remembered: each process certifies it again "
                                  f"({paid:.2f} s; info's Records say why)")
     else:
@@ -178,31 +181,33 @@ def certify(entry: BackendEntry, reference: CData | None, settings: Settings | N
 def _child(entry: BackendEntry, settings: Settings | None) -> Any:
     """Certify *entry* in a child interpreter: its verdict if it passed, else None (the entry
     failed, and a wrong result is remembered for its code)."""
-    from . import _certify, _certify_child, _settings
+    from .. import _settings
+    from . import certification, certification_child, code_identity
 
     settings = _settings.current() if settings is None else settings
     name = entry.backend.kernel_module
-    verdict = _certify_child.certify_in_child(name, entry.backend.cpu_features,
+    verdict = certification_child.certify_in_child(name, entry.backend.cpu_features,
                                               settings=settings.given,
                                               timeout=settings.certify_timeout)
-    if verdict.stage == _certify_child.PASSED and verdict.cpu != _cpu.identity():
+    if verdict.stage == certification_child.PASSED and verdict.cpu != cpu_gate.identity():
         _fail(entry, CERTIFICATION_FAILED, f"not certified: the certification child ran on "
-              f"another CPU ({verdict.cpu}) than this process ({_cpu.identity()})", "is not used")
+              f"another CPU ({verdict.cpu}) than this process ({cpu_gate.identity()})",
+              "is not used")
         return None
-    if verdict.stage == _certify_child.PASSED:
+    if verdict.stage == certification_child.PASSED:
         return verdict
-    if verdict.stage == _certify_child.UNSUPPORTED:
+    if verdict.stage == certification_child.UNSUPPORTED:
         entry.state, entry.reason = UNSUPPORTED_CPU, verdict.failures[0]
-    elif verdict.stage == _certify_child.LOAD:
+    elif verdict.stage == certification_child.LOAD:
         _fail(entry, LOAD_FAILED, verdict.failures[0], "is not used")
     elif verdict.stage == "died":
         _fail(entry, CERTIFICATION_FAILED, verdict.failures[0], "is not used")
     else:
         _refuse(entry, verdict.stage, verdict.failures, "")
-        if verdict.code is not None and verdict.cpu == _cpu.identity():
-            _certify.remember(name, _certify.module_origin(name), verdict.code, passed=False,
-                              failures=verdict.failures, seconds=verdict.seconds,
-                              stage=verdict.stage)
+        if verdict.code is not None and verdict.cpu == cpu_gate.identity():
+            certification.remember(name, code_identity.module_origin(name), verdict.code,
+                                   passed=False, failures=verdict.failures,
+                                   seconds=verdict.seconds, stage=verdict.stage)
     return None
 
 

@@ -1,8 +1,8 @@
 """The Python face of the C driver: one C call per hash, with kernel tables already chosen.
 
 No selection and no validation happens here (see :mod:`argonishche._registry` and
-:mod:`argonishche._params`); this is the shortest path from checked parameters to the C code, used
-by the public API and by the self-test alike.
+:mod:`argonishche._parameter_checks`); this is the shortest path from checked parameters to the C
+code, used by the public API and by the self-test alike.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from typing import Protocol
 
     from ._core import CData
-    from ._params import Buffer
+    from ._parameter_checks import Buffer
 
     class CArena(Protocol):
         """An allocator whose memory is leased in C from the process's work memory (see

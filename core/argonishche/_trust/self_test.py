@@ -12,7 +12,7 @@ fraction of a millisecond per backend and imports nothing that start-up does not
 3. runs of BLAKE2b blocks (:func:`run_failures`): F over 8 to 65 blocks in one call.
 
 Each check names the bug class it is there for.  The certification of a kernel module
-(:mod:`argonishche._certify`) runs the slower rest once per module file.
+(:mod:`argonishche._trust.certification`) runs the slower rest once per module file.
 """
 
 from __future__ import annotations
@@ -24,12 +24,12 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from . import _driver
-from ._core import ffi
-from .vectors import ARGON2_VECTORS, BLAKE2B_TREE_VECTORS, BLAKE2B_VECTORS
+from .. import _hash_call
+from .._core import ffi
+from ..vectors import ARGON2_VECTORS, BLAKE2B_TREE_VECTORS, BLAKE2B_VECTORS
 
 if TYPE_CHECKING:
-    from ._core import CData
+    from .._core import CData
 
 BLOCK = 1024  # bytes in an Argon2 block
 
@@ -43,29 +43,29 @@ def known_answer_failures(table: CData, *, full: bool = False) -> list[str]:
     for vector in BLAKE2B_VECTORS:
         if not (full or vector.selftest):
             continue
-        state = _driver.new_blake2b_state(table, vector.digest_size, vector.key, vector.salt,
+        state = _hash_call.new_blake2b_state(table, vector.digest_size, vector.key, vector.salt,
                                          vector.person)
-        _driver.blake2b_update(state, vector.data)
-        if _driver.blake2b_digest(state) != vector.digest:
+        _hash_call.blake2b_update(state, vector.data)
+        if _hash_call.blake2b_digest(state) != vector.digest:
             failures.append(f"BLAKE2b-{8 * vector.digest_size} of {len(vector.data)} bytes "
                             f"({vector.source})")
     for tree in BLAKE2B_TREE_VECTORS:
         if not (full or tree.selftest):
             continue
-        state = _driver.new_blake2b_state(
+        state = _hash_call.new_blake2b_state(
             table, tree.digest_size, tree.key, tree.salt, tree.person,
             tree={"fanout": tree.fanout, "depth": tree.depth, "leaf_size": tree.leaf_size,
                   "node_offset": tree.node_offset, "node_depth": tree.node_depth,
                   "inner_size": tree.inner_size, "last_node": tree.last_node})
-        _driver.blake2b_update(state, tree.data)
-        if _driver.blake2b_digest(state) != tree.digest:
+        _hash_call.blake2b_update(state, tree.data)
+        if _hash_call.blake2b_digest(state) != tree.digest:
             failures.append(f"BLAKE2b-{8 * tree.digest_size} of {len(tree.data)} bytes with "
                             f"fanout={tree.fanout} depth={tree.depth} "
                             f"last_node={tree.last_node} ({tree.source})")
     for vec in ARGON2_VECTORS:
         if not (full or vec.selftest):
             continue
-        tag = _driver.argon2(
+        tag = _hash_call.argon2(
             table, table, type=vec.type, version=vec.version, time_cost=vec.time_cost,
             memory_cost=vec.memory_cost, parallelism=vec.parallelism, threads=1,
             password=vec.password, salt=vec.salt, secret=vec.secret,
@@ -249,9 +249,9 @@ def run_failures(table: CData) -> list[str]:
     """BLAKE2b through *table*'s F over each run length of RUN_DIGESTS; a line if any is wrong."""
     wrong = []
     for blocks, digest in RUN_DIGESTS.items():
-        state = _driver.new_blake2b_state(table, 32, b"", b"", b"")
-        _driver.blake2b_update(state, run_message(blocks))
-        if _driver.blake2b_digest(state).hex() != digest:
+        state = _hash_call.new_blake2b_state(table, 32, b"", b"", b"")
+        _hash_call.blake2b_update(state, run_message(blocks))
+        if _hash_call.blake2b_digest(state).hex() != digest:
             wrong.append(blocks)
     return runs_line(wrong, len(RUN_DIGESTS))
 

@@ -1,5 +1,5 @@
 """Which interpreter runs the certification child, and how it is started (the parent's side of
-:mod:`argonishche._certify_child`).
+:mod:`argonishche._trust.certification_child`).
 
 * **The interpreter is chosen, not assumed.**  ``ARGONISHCHE_CERTIFY_PYTHON`` names one (and
   then only that one is tried).  Otherwise ``sys.executable``, unless the application is frozen
@@ -18,7 +18,7 @@
 * **A certification child never starts another one** (``CERTIFICATION_CHILD_MARKER`` in its
   environment).
 * **The child dies with the parent**: it is given the parent's pid and a pipe as stdin (see
-  :func:`argonishche._certify_child.die_with_parent`).
+  :func:`argonishche._trust.certification_child.die_with_parent`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import time
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from ._settings import CERTIFICATION_CHILD_MARKER
+from .._settings import CERTIFICATION_CHILD_MARKER
 
 #: The first line the child prints, followed by :func:`identity`.
 HANDSHAKE = "argonishche-certification-child: "
@@ -70,7 +70,7 @@ if parent['sites']:
     for directory in parent['sites']:
         if directory not in read_at_start:
             site.addsitedir(directory)
-from argonishche._certify_child import main
+from argonishche._trust.certification_child import main
 sys.exit(main(sys.argv[1:]))
 """
 
@@ -102,7 +102,7 @@ def interpreter_flags() -> list[str]:
 def child_environment(settings: Mapping[str, str]) -> dict[str, str]:
     """The child's environment: :data:`KEPT_VARIABLES`, ``PYTHONHOME`` if this interpreter
     honoured the environment, the ``ARGONISHCHE_*`` *settings* in force and the marker."""
-    from ._settings import environment_keeping
+    from .._settings import environment_keeping
 
     honoured = () if sys.flags.ignore_environment or sys.flags.isolated else ("PYTHONHOME",)
     environ = environment_keeping(KEPT_VARIABLES + honoured, **settings)
@@ -153,17 +153,17 @@ def named_like_python(path: str) -> bool:
 
 
 def _record_path(path: str) -> str | None:
-    from . import _certify, _records
+    from . import code_identity, record_store
 
-    directory = _records.directory("interpreters")
+    directory = record_store.directory("interpreters")
     if directory is None:
         return None
-    return os.path.join(directory, _certify.digest([f"{os.path.realpath(path)}\0{identity()}"
+    return os.path.join(directory, code_identity.digest([f"{os.path.realpath(path)}\0{identity()}"
                                                    .encode()])[:32])
 
 
 def _signature(path: str) -> str:
-    from ._certify import signature
+    from .code_identity import signature
 
     return " ".join(map(str, signature(os.path.realpath(path)) or ()))
 
@@ -173,10 +173,10 @@ def remembered_unusable(path: str) -> str | None:
     with _unusable_lock:
         if path in unusable:
             return unusable[path]
-    from . import _records
+    from . import record_store
 
     record_path = _record_path(path)
-    fields = None if record_path is None else _records.read(record_path)
+    fields = None if record_path is None else record_store.read(record_path)
     if not fields:
         return None
     try:
@@ -196,13 +196,13 @@ def remembered_unusable(path: str) -> str | None:
 
 def remember_unusable(path: str, why: str) -> None:
     """Note that *path* cannot run the child, for this process and (best effort) others."""
-    from . import _records
+    from . import record_store
 
     with _unusable_lock:
         unusable[path] = why
     record_path = _record_path(path)
     if record_path is not None:
-        _records.write(record_path, [("python", os.path.realpath(path)),
+        record_store.write(record_path, [("python", os.path.realpath(path)),
                                      ("signature", _signature(path)),
                                      ("when", str(int(time.time()))), ("why", why)])
 

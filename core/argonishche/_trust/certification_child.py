@@ -8,14 +8,14 @@ certified first in a child interpreter, before the parent imports it:
   ``certification-failed``, naming the signal or the timeout (``ARGONISHCHE_CERTIFY_TIMEOUT``),
   and carries on with the other backends;
 * the child imports argonishche's checks and that one module, and no plugin: code that another
-  entry point runs at import (patching ``argonishche._certify``, say) cannot make a wrong kernel
-  pass.
+  entry point runs at import (patching ``argonishche._trust.certification``, say) cannot make a
+  wrong kernel pass.
 
 The child answers with one line on stdout, :data:`ANSWER` followed by JSON: which stage it
-reached, the failures, and the code it checked (:class:`argonishche._certify.Code`), which the
-parent then checks it loads itself.  The parent's side is :func:`certify_in_child`; which
+reached, the failures, and the code it checked (:class:`argonishche._trust.code_identity.Code`),
+which the parent then checks it loads itself.  The parent's side is :func:`certify_in_child`; which
 interpreter runs the child, with which flags and environment, and how the child ends with its
-parent: :mod:`argonishche._certify_launch`.
+parent: :mod:`argonishche._trust.child_launch`.
 """
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ class Verdict(NamedTuple):
     failures: list[str]       # one line per failure; for "died", why
     seconds: float            # the child's whole run, as the parent measured it
     selftest_ms: float | None
-    cpu: str                  # the child's argonishche._cpu.identity()
-    code: Any                 # argonishche._certify.Code it checked, or None
+    cpu: str                  # the child's argonishche._trust.cpu_gate.identity()
+    code: Any                 # argonishche._trust.code_identity.Code it checked, or None
     code_error: str           # why the code could not be identified ("" if it was)
     #: The kernel module file's signature before the child imported it, when the code behind
     #: the table cannot be found on this system (no dladdr): what the parent can still check.
@@ -61,38 +61,38 @@ def _check(module_name: str, declared: frozenset[str]) -> dict[str, Any]:
     """Everything the child does; the answer as JSON-ready data."""
     import importlib
 
-    from . import _certify, _cpu, _kernel_table, _selftest
-    from .exceptions import ArgonishcheError
+    from ..exceptions import ArgonishcheError
+    from . import certification_checks, code_identity, cpu_gate, kernel_table, self_test
 
-    answer: dict[str, Any] = {"cpu": _cpu.identity(), "code": None, "code_error": "",
+    answer: dict[str, Any] = {"cpu": cpu_gate.identity(), "code": None, "code_error": "",
                               "selftest_ms": None}
-    missing = declared - _cpu.features()
+    missing = declared - cpu_gate.features()
     if missing:
         return {**answer, "stage": UNSUPPORTED,
-                "failures": [_kernel_table.unsupported_reason(missing)]}
-    origin = _certify.module_origin(module_name)
-    before = {origin: _certify.signature(origin)} if origin else None
+                "failures": [kernel_table.unsupported_reason(missing)]}
+    origin = code_identity.module_origin(module_name)
+    before = {origin: code_identity.signature(origin)} if origin else None
     try:
         module = importlib.import_module(module_name)
-        table = _kernel_table.kernel_table(module)
-        _kernel_table.check_compiled_for(table, declared)
+        table = kernel_table.kernel_table(module)
+        kernel_table.check_compiled_for(table, declared)
     except Exception as exc:  # noqa: BLE001 - reported to the parent as a load failure
         return {**answer, "stage": LOAD, "failures": [f"kernel module {module_name}: {exc}"]}
-    code = _certify.code_of(module, table, before)
+    code = code_identity.code_of(module, table, before)
     if isinstance(code, str):
         answer["code_error"] = code
-        if isinstance(_certify.loaded_files(module, table), str) and origin:  # no dladdr
-            now = _certify.signature(origin)
+        if isinstance(code_identity.loaded_files(module, table), str) and origin:  # no dladdr
+            now = code_identity.signature(origin)
             answer["origin_signature"] = now if before and before[origin] == now else None
     else:
         answer["code"] = code.as_json()
     started = time.perf_counter()
-    failures = _selftest.run(table)
+    failures = self_test.run(table)
     answer["selftest_ms"] = (time.perf_counter() - started) * 1e3
     if failures:
         return {**answer, "stage": SELFTEST, "failures": failures}
     try:
-        failures = _certify.failures(table)
+        failures = certification_checks.failures(table)
     except (ImportError, MemoryError, OSError, ArgonishcheError) as exc:
         failures = [f"certification could not run: {exc}"]
     return {**answer, "stage": CERTIFICATION if failures else PASSED, "failures": failures}
@@ -140,12 +140,13 @@ def die_with_parent(parent: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m argonishche._certify_child MODULE [FEATURE,...] [PARENT_PID]`` (the parent
-    runs it through :data:`argonishche._certify_launch.BOOTSTRAP`, with its pid)."""
+    """``python -m argonishche._trust.certification_child MODULE [FEATURE,...] [PARENT_PID]``
+    (the parent
+    runs it through :data:`argonishche._trust.child_launch.BOOTSTRAP`, with its pid)."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) not in (1, 2, 3):
-        print("usage: python -P -m argonishche._certify_child MODULE [FEATURE,...] [PARENT_PID]",
-              file=sys.stderr)
+        print("usage: python -P -m argonishche._trust.certification_child MODULE "
+              "[FEATURE,...] [PARENT_PID]", file=sys.stderr)
         return 2
     if len(args) == 3:
         die_with_parent(int(args[2]))
@@ -180,7 +181,8 @@ def certify_in_child(module_name: str, declared: frozenset[str], *,
     """Run the child on *module_name* (declaring the CPU features *declared*) and read its
     answer; never raises for what the child does.  *settings*: the ``ARGONISHCHE_*`` variables
     in force (``ARGONISHCHE_CERTIFY_PYTHON`` among them names the interpreter)."""
-    from . import _certify_launch as launch, _settings
+    from .. import _settings
+    from . import child_launch as launch
 
     started = time.perf_counter()
     if _settings.is_certification_child():
@@ -240,7 +242,7 @@ def _read_answer(child: subprocess.Popen[bytes], out: bytes, err: bytes, started
         if len(answers) != 1:
             raise ValueError(f"{len(answers)} answer lines")
         data = json.loads(answers[0])
-        from ._certify import Code
+        from .code_identity import Code
 
         code = None if data["code"] is None else Code.from_json(data["code"])
         verdict = Verdict(str(data["stage"]), [str(line) for line in data["failures"]],

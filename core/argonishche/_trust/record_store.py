@@ -27,7 +27,7 @@ import errno
 import os
 import stat
 
-from . import _settings
+from .. import _settings
 
 #: Larger than any record argonishche writes (under 4 KiB), small enough to read at once.
 MAX_BYTES = 64 * 1024

@@ -26,8 +26,8 @@ import functools
 import os
 import sys
 
-from . import _features, _settings
-from ._core import ffi, lib
+from .. import _features, _settings
+from .._core import ffi, lib
 
 _REGISTER_INDEX = {"eax": 0, "ebx": 1, "ecx": 2, "edx": 3}
 

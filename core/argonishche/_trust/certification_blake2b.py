@@ -1,4 +1,4 @@
-"""Certification's BLAKE2b checks (see :mod:`argonishche._certify`): F's runs, its byte counter
+"""Certification's BLAKE2b checks (see :mod:`.certification`): F's runs, its byte counter
 and its final-block flags.
 
 Messages, against hashlib: runs of 0 to 70 blocks and of 8,191 to 24,577 blocks, and 3 MiB
@@ -19,11 +19,12 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, NamedTuple
 
-from . import _driver, _selftest
-from ._core import ffi, lib
+from .. import _hash_call
+from .._core import ffi, lib
+from . import self_test
 
 if TYPE_CHECKING:
-    from ._core import CData
+    from .._core import CData
 
 #: Runs of blocks the core passes to F in one call: short ones, around the 8,192 beyond which a
 #: kernel failed (a message of more than 1 MiB), and the longest the core ever passes,
@@ -136,7 +137,7 @@ def counter_failures(table: CData, reference: CData) -> list[str]:
     if not wrong:
         return []
     return [f"BLAKE2b F unlike ref's with "
-            f"{_selftest.first_and_count(wrong, len(counter_cases()), 'counter cases')}"]
+            f"{self_test.first_and_count(wrong, len(counter_cases()), 'counter cases')}"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -154,32 +155,32 @@ def blake2b_failures(table: CData) -> list[str]:
     message, wrong = _message(), []
     for blocks in BLAKE2B_RUNS:
         data = message[:BLOCK * (blocks + 1) + 1]
-        state = _driver.new_blake2b_state(table, 64, b"", b"", b"")
-        _driver.blake2b_update(state, data)
-        if _driver.blake2b_digest(state) != hashlib.blake2b(data).digest():
+        state = _hash_call.new_blake2b_state(table, 64, b"", b"", b"")
+        _hash_call.blake2b_update(state, data)
+        if _hash_call.blake2b_digest(state) != hashlib.blake2b(data).digest():
             wrong.append(blocks)
-    failures = _selftest.runs_line(wrong, len(BLAKE2B_RUNS))
+    failures = self_test.runs_line(wrong, len(BLAKE2B_RUNS))
     digest_size, key, salt, person = 48, bytes(range(64)), b"certified salt!!", b"argonishche cert"
     expected = hashlib.blake2b(message, digest_size=digest_size, key=key, salt=salt,
                                person=person).digest()
     for pieces in ((len(message),), (1, 2**20 + 1, 2**20 + 78, 2**21 - 1, len(message))):
-        state = _driver.new_blake2b_state(table, digest_size, key, salt, person)
+        state = _hash_call.new_blake2b_state(table, digest_size, key, salt, person)
         start = 0
         for end in pieces:
-            _driver.blake2b_update(state, message[start:end])
+            _hash_call.blake2b_update(state, message[start:end])
             start = end
-        if _driver.blake2b_digest(state) != expected:
+        if _hash_call.blake2b_digest(state) != expected:
             failures.append(f"keyed BLAKE2b of {len(message)} bytes in updates ending at "
                             f"{', '.join(map(str, pieces))}")
     # A tree node: every parameter-block field and the last-node flag (f1) after a long run.
     tree = {"fanout": 4, "depth": 2, "leaf_size": 2**22, "node_offset": 2**63 + 3,
             "node_depth": 1, "inner_size": 64, "last_node": True}
-    state = _driver.new_blake2b_state(table, 64, key, salt, person, tree=tree)
-    _driver.blake2b_update(state, message)
+    state = _hash_call.new_blake2b_state(table, 64, key, salt, person, tree=tree)
+    _hash_call.blake2b_update(state, message)
     expected = hashlib.blake2b(message, key=key, salt=salt, person=person, fanout=4, depth=2,
                                leaf_size=2**22, node_offset=2**63 + 3, node_depth=1,
                                inner_size=64, last_node=True).digest()
-    if _driver.blake2b_digest(state) != expected:
+    if _hash_call.blake2b_digest(state) != expected:
         failures.append(f"BLAKE2b tree node (last node) of {len(message)} bytes")
     return failures
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ._parameter_checks import Type
 from .exceptions import InvalidHashError
-from ._params import Type
 
 #: The version a PHC string without ``$v=`` has: such strings come from before Argon2 1.3, and
 #: the reference implementation's decoder reads them as 0x10.  (argon2-cffi reports 18 for them,

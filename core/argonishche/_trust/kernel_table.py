@@ -1,22 +1,23 @@
 """A kernel module's table, checked before any kernel in it is called.
 
-Used by the registry's checks (:mod:`argonishche._backend_checks`) and by the certification
-child (:mod:`argonishche._certify_child`), which imports only what certifying needs: this module
-sits below both.
+Used by the registry's checks (:mod:`argonishche._trust.vetting`) and by the certification
+child (:mod:`argonishche._trust.certification_child`), which imports only what certifying needs:
+this module sits below both.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import _cpu, _features
-from ._core import ffi, lib
-from .exceptions import BackendError
+from .. import _features
+from .._core import ffi, lib
+from ..exceptions import BackendError
+from . import cpu_gate
 
 if TYPE_CHECKING:
     from types import ModuleType
 
-    from ._core import CData
+    from .._core import CData
 
 TABLE_TYPE = "const argonishche_kernel_table *"
 
@@ -24,9 +25,9 @@ TABLE_TYPE = "const argonishche_kernel_table *"
 def unsupported_reason(missing: frozenset[str]) -> str:
     """Why a backend needing the *missing* features cannot run here."""
     reason = f"this CPU lacks {', '.join(sorted(missing))}"
-    foreign = sorted({_features.BY_NAME[name].arch for name in missing} - {_cpu._machine()})
+    foreign = sorted({_features.BY_NAME[name].arch for name in missing} - {cpu_gate._machine()})
     if foreign:  # another architecture's features: no CPU of this one has them
-        reason += f" ({', '.join(foreign)} features; this machine is {_cpu._machine()})"
+        reason += f" ({', '.join(foreign)} features; this machine is {cpu_gate._machine()})"
     return reason
 
 
@@ -73,3 +74,15 @@ def check_compiled_for(table: CData, declared: frozenset[str]) -> None:
             f"compiled for {target!r}, which uses {', '.join(sorted(beyond))} beyond the "
             f"declared cpu_features ({', '.join(sorted(declared)) or 'none'}): the CPU gate "
             f"would let it run where those instructions fault")
+
+
+#: The module whose kernels the differential checks compare with.
+REFERENCE_MODULE = "argonishche_backends._ref"
+
+def reference_table() -> CData:
+    """ref's kernel table, as a core ``const argonishche_kernel_table *``."""
+    import importlib
+
+    module = importlib.import_module(REFERENCE_MODULE)
+    address = int(module.ffi.cast("uintptr_t", module.lib.argonishche_kernels()))
+    return ffi.cast("const argonishche_kernel_table *", address)

@@ -1,11 +1,12 @@
 """The remembered selection: what a measurement chose, kept per CPU and per set of backend modules.
 
 A record lives in ``<the user's cache directory>/argonishche/selection/`` (written and read as
-:mod:`argonishche._records` says: owner-only, atomic, never trusted if odd).  It counts only for
-the exact key it was made under:
+:mod:`argonishche._trust.record_store` says: owner-only, atomic, never trusted if odd).  It counts
+only for the exact key it was made under:
 
-- the CPU (:func:`argonishche._cpu.identity`: vendor, family/model/stepping, the feature words
-  the gate reads), so a home directory shared between machines never carries a choice from one
+- the CPU (:func:`argonishche._trust.cpu_gate.identity`: vendor, family/model/stepping, the
+  feature words the gate reads), so a home directory shared between machines never carries a
+  choice from one
   CPU to another;
 - every candidate backend: its name, module and the module file's path, size and modification
   time, so an upgraded or added backend is measured again;
@@ -26,8 +27,8 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, NamedTuple
 
-from . import _cpu, _records
 from ._core import lib
+from ._trust import cpu_gate, record_store
 from ._version import __version__
 
 if TYPE_CHECKING:
@@ -64,7 +65,7 @@ def key(candidates: Iterable[BackendEntry]) -> list[tuple[str, str]]:
     """The fields a record must carry, exactly, to be used for *candidates* on this CPU (with
     whitespace as a record keeps it: a module path may hold any)."""
     fields = [("record", FORMAT), ("argonishche", __version__),
-              ("kernel_abi", str(lib.ARGONISHCHE_KERNEL_ABI)), ("cpu", _cpu.identity()),
+              ("kernel_abi", str(lib.ARGONISHCHE_KERNEL_ABI)), ("cpu", cpu_gate.identity()),
               *(("backend", module_identity(e))
                 for e in sorted(candidates, key=lambda e: e.name))]
     return [(name, " ".join(value.split())) for name, value in fields]
@@ -76,17 +77,17 @@ def path_for(directory: str, fields: list[tuple[str, str]]) -> str:
 
 
 def writable_directory() -> tuple[str | None, str]:
-    return _records.writable_directory(RECORD_KIND)
+    return record_store.writable_directory(RECORD_KIND)
 
 
 def recall(fields: list[tuple[str, str]], names: Iterable[str]) -> Remembered | None:
     """The record made under exactly *fields* for the backends *names*, if there is one that
     reads back whole."""
-    directory = _records.directory(RECORD_KIND)
+    directory = record_store.directory(RECORD_KIND)
     if directory is None:
         return None
     path = path_for(directory, fields)
-    record = _records.read(path)
+    record = record_store.read(path)
     if record is None:
         return None
     expected: dict[str, list[str]] = {}
@@ -127,5 +128,5 @@ def remember(directory: str, fields: list[tuple[str, str]], choices: Mapping[str
         body.append((algorithm, backend))
         body += [(f"{algorithm} time", f"{name} {ns:.2f} {noise[algorithm][name]:.4f}")
                  for name, ns in sorted(ns_per_kib[algorithm].items())]
-    error = _records.write(path, [*fields, *body])
+    error = record_store.write(path, [*fields, *body])
     return ("", error) if error else (path, "")
