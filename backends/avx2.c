@@ -9,10 +9,8 @@
  * its CPU check has seen AVX2 and OS support for the ymm state.
  *
  * Both kernels are bound by the latency of their dependency chains rather than by instruction
- * count, so the layouts below keep lane-crossing shuffles (3-4 cycles) off those chains and give
- * the out-of-order core independent chains to overlap.  Latencies quoted are measured on the
- * Zen 4 development machine: add/xor/vpshufd 1 cycle, vpshufb/vpalignr 2, vpmuludq 3,
- * vperm2i128 3, vpermq 4.
+ * count, so the layouts below keep lane-crossing shuffles (vperm2i128, vpermq: slower than
+ * in-lane ones) off those chains and give the out-of-order core independent chains to overlap.
  */
 #include <immintrin.h>
 
@@ -20,6 +18,9 @@
 #include "argonishche_target.h"
 
 ARGONISHCHE_TARGET_BEGIN
+
+/* After BEGIN, so that its helpers are compiled for AVX2 like the kernels that inline them. */
+#include "argonishche_blake2b_avx2.h"
 
 /* ---- 64-bit lane rotations (right rotations, as both RFCs write them) ------------------------ */
 
@@ -68,11 +69,11 @@ ARGONISHCHE_INLINE __m256i rotr63(__m256i x) {
  *     (row k, words 4c..4c+3) of the output; it is gathered from the paired stack block with one
  *     128-bit load and one 128-bit insert-load per register, and stored straight to `next`.
  *
- * One P is two GBs of eight dependent steps each, 5 cycles (blamka) or 2-3 (xor, rotate) a
- * step, about 64 cycles in all, while a pair offers only two chains.  Two pairs are therefore run
- * together, step by step, so that four chains are always in flight: 16 state registers plus
- * temporaries exceed the 16 ymm registers, but the few spills cost less than the idle cycles they
- * remove.
+ * One P is two GBs of eight dependent steps each (a blamka's multiply and two additions, or
+ * an XOR and a rotation), a long chain, while a pair offers only two chains.  Two pairs are
+ * therefore run together, step by step, so that four chains are always in flight: 16 state
+ * registers plus temporaries exceed the 16 ymm registers, but the few spills cost less than the
+ * idle cycles they remove.
  * ============================================================================================== */
 
 /* GB's addition (RFC 9106 section 3.6): x + y + 2 * lo32(x) * lo32(y). */
@@ -224,8 +225,8 @@ ARGONISHCHE_INLINE void argon2_fill(argonishche_block *next_block, const argonis
 }
 
 /* GCC's pre-allocation scheduler, off by default on x86, interleaves the four chains with the
- * loads and stores around them while watching register pressure: 10-12 % fewer cycles per block
- * measured (485 -> 433).  Clang has no such attribute and does not need one. */
+ * loads and stores around them while watching register pressure: measurably fewer cycles per
+ * block.  Clang has no such attribute and does not need one. */
 #if defined(__GNUC__) && !defined(__clang__)
 __attribute__((optimize("schedule-insns", "sched-pressure")))
 #endif
@@ -243,19 +244,18 @@ static void avx2_argon2_fill_block(argonishche_block *next, const argonishche_bl
  *
  * The state v0..v15 is four registers, one row each: a = v0..v3, b = v4..v7, c = v8..v11,
  * d = v12..v15, so the column step of a round is G on all four lanes at once.  For the diagonal
- * step, rows must be rotated against each other; rotating b, as usual, puts a 4-cycle lane-
- * crossing vpermq on the critical path (every G ends by producing b and the next begins by adding
- * it).  Rotating a, c and d instead leaves b in place, and each of those is produced early enough
- * in G to be permuted while b is still being computed.  With b fixed, lane i of the diagonal step
- * mixes b's word v(4+i):
+ * step, rows must be rotated against each other; rotating b, as usual, puts a lane-crossing
+ * vpermq (the slowest shuffle here) on the critical path (every G ends by producing b and the
+ * next begins by adding it).  Rotating a, c and d instead leaves b in place, and each of those
+ * is produced early enough in G to be permuted while b is still being computed.  With b fixed,
+ * lane i of the diagonal step mixes b's word v(4+i):
  *   lane 0: (v3, v4, v9, v14)  message s14, s15
  *   lane 1: (v0, v5, v10, v15) message s8, s9
  *   lane 2: (v1, v6, v11, v12) message s10, s11
  *   lane 3: (v2, v7, v8, v13)  message s12, s13
  *
- * What is left is G's own chain, 15 cycles here (vpshufb takes 2 for each of the 24- and 16-bit
- * rotations, and the 63-bit one takes 2 more), times 24 per block: about 360 cycles, 2.8 cycles
- * per byte, is the floor of this layout.
+ * What is left is G's own chain (four additions, four XORs, the rotations: vpshufd, vpshufb
+ * twice, and a shift-add-XOR for 63), 24 times per block: the floor of this layout.
  * ============================================================================================== */
 
 /* a + b + m as (a + m) + b: a is ready long before b, so only one addition sits on the chain
@@ -280,38 +280,28 @@ ARGONISHCHE_INLINE __m256i add_message_then(__m256i a, __m256i m, __m256i b) {
         b = rotr63(_mm256_xor_si256(b, c));             \
     } while (0)
 
-/* Message words i0..i3 into lanes 0..3.  Measured fastest of the ways tried (vmovq/vpinsrq/
- * vinserti128, vpgatherqq, broadcast + blend): broadcast loads are done by the load units and
- * the blends run on any vector pipe, leaving the two shuffle pipes to the rotations. */
-ARGONISHCHE_INLINE __m256i blake2b_message(const uint8_t *block, int i0, int i1, int i2, int i3) {
-    const __m256i w0 = _mm256_set1_epi64x((long long)argonishche_load64_le(block + 8 * i0));
-    const __m256i w1 = _mm256_set1_epi64x((long long)argonishche_load64_le(block + 8 * i1));
-    const __m256i w2 = _mm256_set1_epi64x((long long)argonishche_load64_le(block + 8 * i2));
-    const __m256i w3 = _mm256_set1_epi64x((long long)argonishche_load64_le(block + 8 * i3));
-    return _mm256_blend_epi32(_mm256_blend_epi32(w0, w1, 0x0C), _mm256_blend_epi32(w2, w3, 0xC0),
-                              0xF0);
-}
-
 /* One round (section 3.2, with the schedule of section 2.7).  The empty asm on `block` makes
  * each round load its own message words: left alone, GCC keeps the 16 broadcasts and the vectors
- * rounds 10 and 11 share with rounds 0 and 1 alive across rounds, spills them, and is ~3 % slower.
+ * rounds 10 and 11 share with rounds 0 and 1 alive across rounds, spills them, and is slower.
  */
-#define BLAKE2B_ROUND(r)                                                                   \
-    do {                                                                                   \
-        const uint8_t *s = argonishche_blake2b_sigma[r];                                   \
-        __asm__("" : "+r"(block));                                                         \
-        BLAKE2B_G(a, b, c, d, blake2b_message(block, s[0], s[2], s[4], s[6]),             \
-                  blake2b_message(block, s[1], s[3], s[5], s[7]));                        \
-        /* Diagonalise by rotating a, c, d (see above): a = (v3,v0,v1,v2),                 \
-         * c = (v9,v10,v11,v8), d = (v14,v15,v12,v13). */                                  \
-        a = _mm256_permute4x64_epi64(a, _MM_SHUFFLE(2, 1, 0, 3));                          \
-        c = _mm256_permute4x64_epi64(c, _MM_SHUFFLE(0, 3, 2, 1));                          \
-        d = _mm256_permute4x64_epi64(d, _MM_SHUFFLE(1, 0, 3, 2));                          \
-        BLAKE2B_G(a, b, c, d, blake2b_message(block, s[14], s[8], s[10], s[12]),          \
-                  blake2b_message(block, s[15], s[9], s[11], s[13]));                     \
-        a = _mm256_permute4x64_epi64(a, _MM_SHUFFLE(0, 3, 2, 1));                          \
-        c = _mm256_permute4x64_epi64(c, _MM_SHUFFLE(2, 1, 0, 3));                          \
-        d = _mm256_permute4x64_epi64(d, _MM_SHUFFLE(1, 0, 3, 2));                          \
+#define BLAKE2B_ROUND(r)                                                               \
+    do {                                                                               \
+        const uint8_t *s = argonishche_blake2b_sigma[r];                               \
+        __asm__("" : "+r"(block));                                                     \
+        BLAKE2B_G(a, b, c, d,                                                          \
+                  argonishche_blake2b_avx2_message(block, s[0], s[2], s[4], s[6]),     \
+                  argonishche_blake2b_avx2_message(block, s[1], s[3], s[5], s[7]));    \
+        /* Diagonalise by rotating a, c, d (see above): a = (v3,v0,v1,v2),             \
+         * c = (v9,v10,v11,v8), d = (v14,v15,v12,v13). */                              \
+        a = _mm256_permute4x64_epi64(a, _MM_SHUFFLE(2, 1, 0, 3));                      \
+        c = _mm256_permute4x64_epi64(c, _MM_SHUFFLE(0, 3, 2, 1));                      \
+        d = _mm256_permute4x64_epi64(d, _MM_SHUFFLE(1, 0, 3, 2));                      \
+        BLAKE2B_G(a, b, c, d,                                                          \
+                  argonishche_blake2b_avx2_message(block, s[14], s[8], s[10], s[12]),  \
+                  argonishche_blake2b_avx2_message(block, s[15], s[9], s[11], s[13])); \
+        a = _mm256_permute4x64_epi64(a, _MM_SHUFFLE(0, 3, 2, 1));                      \
+        c = _mm256_permute4x64_epi64(c, _MM_SHUFFLE(2, 1, 0, 3));                      \
+        d = _mm256_permute4x64_epi64(d, _MM_SHUFFLE(1, 0, 3, 2));                      \
     } while (0)
 
 static void avx2_blake2b_compress(uint64_t h[8], uint64_t t[2], const uint8_t *blocks,

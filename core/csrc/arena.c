@@ -54,7 +54,7 @@ static void *map(size_t size, int kind, int huge, int *status, int *os_error) {
 #endif
     int lock_error;
     if (kind & ARGONISHCHE_ARENA_LOCKED) {
-        argonishche_pages_prefault(memory, size);
+        argonishche_prefault(memory, size);
         if ((lock_error = argonishche_pages_lock(memory, size)) != 0) {
             *status = ARGONISHCHE_ERR_LOCK, *os_error = lock_error;
             argonishche_pages_unmap(memory, size);
@@ -143,21 +143,3 @@ uint32_t argonishche_arena_idle_mappings(argonishche_arena *a, uintptr_t *addres
                                          uint64_t *sizes, uint32_t max) {
     return argonishche_work_memory_idle_list(a->flags, addresses, sizes, max);
 }
-
-/* ---- statistics for tests ---------------------------------------------------------------- */
-
-static size_t largest_populate; /* bytes, the most one pre-fault faulted in at a time */
-
-void argonishche_note_populate(size_t bytes) {
-    size_t seen = __atomic_load_n(&largest_populate, __ATOMIC_RELAXED);
-    while (bytes > seen && !__atomic_compare_exchange_n(&largest_populate, &seen, bytes, 1,
-                                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-    }
-}
-
-size_t argonishche_largest_populate(int reset) {
-    if (reset) return __atomic_exchange_n(&largest_populate, 0, __ATOMIC_RELAXED);
-    return __atomic_load_n(&largest_populate, __ATOMIC_RELAXED);
-}
-
-void argonishche_prefault(void *memory, size_t size) { argonishche_pages_prefault(memory, size); }

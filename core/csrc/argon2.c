@@ -283,10 +283,10 @@ static void fill_lanes(const argon2_instance *inst, uint32_t pass, uint32_t slic
 
 /* Before filling: fault in the lane's pages from the thread that fills it, so that a fresh
  * mapping's page faults (and the kernel's zeroing of each page) run in parallel
- * (see argonishche_pages_prefault).  Blocks 0 and 1 already hold
+ * (see argonishche_pages_prefault in platform.h).  Blocks 0 and 1 already hold
  * data: the pre-fault keeps it. */
 static void prefault_lane(const argon2_instance *inst, uint32_t lane) {
-    argonishche_pages_prefault(inst->memory + (size_t)lane * inst->lane_length,
+    argonishche_prefault(inst->memory + (size_t)lane * inst->lane_length,
                                (size_t)inst->lane_length * ARGONISHCHE_BLOCK_BYTES);
 }
 

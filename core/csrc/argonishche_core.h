@@ -237,16 +237,7 @@ typedef struct argonishche_memory_claim {
 int argonishche_claim_memory(argonishche_memory_claim *claim, const void *start, size_t len);
 void argonishche_release_memory(argonishche_memory_claim *claim);
 
-/* The most bytes a pre-fault faulted in at a time since the last reset (non-zero `reset`: and
- * starts again from 0): a page, never a populate system call's range, for tests that nothing
- * holds the memory-map lock while faulting memory in; 0 if nothing was pre-faulted. */
-ARGONISHCHE_API
-size_t argonishche_largest_populate(int reset);
-/* Faults in [memory, memory + size) a page at a time, keeping its contents (GIL released). */
-ARGONISHCHE_API
-void argonishche_prefault(void *memory, size_t size);
-
-/* ---- Memory hygiene ---------------------------------------------------------------------- */
+/* ---- Memory hygiene and pre-faulting (memory.c) ------------------------------------------ */
 
 /* A wipe the compiler may not remove, for secrets and work memory. */
 ARGONISHCHE_API
@@ -255,6 +246,16 @@ void argonishche_secure_wipe(void *p, size_t n);
 /* Keeps n bytes at p in RAM, never written to swap (mlock).  0 on success, else the errno. */
 ARGONISHCHE_API
 int argonishche_lock_memory(void *p, size_t n);
+
+/* Faults in [memory, memory + size) a page at a time, keeping its contents (GIL released); the
+ * driver and the arenas pre-fault through it too. */
+ARGONISHCHE_API
+void argonishche_prefault(void *memory, size_t size);
+/* The most bytes a pre-fault faulted in at a time since the last reset (non-zero `reset`: and
+ * starts again from 0): a page, never a populate system call's range, for tests that nothing
+ * holds the memory-map lock while faulting memory in; 0 if nothing was pre-faulted. */
+ARGONISHCHE_API
+size_t argonishche_largest_populate(int reset);
 
 /* ---- Selection by measurement (kernel_workout.c) ------------------------------------------- */
 

@@ -1,6 +1,6 @@
 /*
- * memory.c - wiping secrets so that the compiler cannot optimise the wipe away, and keeping them
- * out of swap.
+ * memory.c - wiping secrets so that the compiler cannot optimise the wipe away, keeping them out
+ * of swap, and faulting work memory in a page at a time (with the statistic tests read).
  */
 #define _DEFAULT_SOURCE /* explicit_bzero in glibc's <string.h> */
 #include "platform.h"   /* first: mlock vs VirtualLock */
@@ -26,4 +26,23 @@ void argonishche_secure_wipe(void *p, size_t n) {
 
 int argonishche_lock_memory(void *p, size_t n) {
     return argonishche_pages_lock(p, n);
+}
+
+/* ---- pre-faulting, and its statistic for tests ------------------------------------------- */
+
+/* Here, not in platform.h (which holds no state) nor in a caller (the driver and the arenas
+ * both pre-fault): the lowest file that every pre-fault passes through. */
+static size_t largest_populate; /* bytes, the most one pre-fault faulted in at a time */
+
+void argonishche_prefault(void *memory, size_t size) {
+    size_t bytes = argonishche_pages_prefault(memory, size);
+    size_t seen = __atomic_load_n(&largest_populate, __ATOMIC_RELAXED);
+    while (bytes > seen && !__atomic_compare_exchange_n(&largest_populate, &seen, bytes, 1,
+                                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+}
+
+size_t argonishche_largest_populate(int reset) {
+    if (reset) return __atomic_exchange_n(&largest_populate, 0, __ATOMIC_RELAXED);
+    return __atomic_load_n(&largest_populate, __ATOMIC_RELAXED);
 }

@@ -327,9 +327,6 @@ static inline void *argonishche_pages_map(size_t size, int populate, int *os_err
 
 /* ---- both ---------------------------------------------------------------------------------- */
 
-/* Statistics for tests (arena.c): a pre-fault faulted in at most `bytes` per fault. */
-void argonishche_note_populate(size_t bytes);
-
 /* Faults in every page of [memory, memory + size) (any alignment) without changing its
  * contents, so it may run on memory part of which already holds data: an atomic OR of zero into
  * one byte per page, each a page fault of its own.
@@ -345,9 +342,11 @@ void argonishche_note_populate(size_t bytes);
  *     tools/bench_async_stall.py).  A page fault takes only its own range's lock (per-VMA
  *     locks, Linux 6.4+).
  * Where huge pages are advised, the first touch of each 2 MiB faults in the whole huge page.
- * Only the thread that owns the range may be writing it meanwhile. */
-static inline void argonishche_pages_prefault(void *memory, size_t size) {
-    if (size == 0) return;
+ * Only the thread that owns the range may be writing it meanwhile.  Returns the bytes each touch
+ * faulted in (a page; 0 for an empty range).  The core calls it through argonishche_prefault
+ * (memory.c), which records that figure for the tests: this header calls nothing of the core. */
+static inline size_t argonishche_pages_prefault(void *memory, size_t size) {
+    if (size == 0) return 0;
     size_t page = argonishche_page_size();
     uintptr_t start = (uintptr_t)memory & ~(uintptr_t)(page - 1), end = (uintptr_t)memory + size;
     uint8_t *p = memory;
@@ -359,7 +358,7 @@ static inline void argonishche_pages_prefault(void *memory, size_t size) {
         __atomic_fetch_or(p + offset, (uint8_t)0, __ATOMIC_RELAXED);
 #endif
     }
-    argonishche_note_populate(page);
+    return page;
 }
 
 #endif /* ARGONISHCHE_PLATFORM_H */

@@ -16,9 +16,6 @@
  *
  * Argon2 has sixteen independent P's per block, so its kernel is limited by throughput; BLAKE2b
  * is one chain of dependent operations, limited by latency.  The two are tuned accordingly.
- * Cycle counts in comments were measured on the machine this was developed on: AMD Zen 4, which
- * runs a 512-bit operation as two 256-bit halves, and where vprorq takes 2 cycles and shifts,
- * additions, XORs and vpternlogq 1.
  */
 #include <immintrin.h>
 
@@ -30,12 +27,15 @@
  * baseline x86-64, so importing the module is safe on any CPU (kernel header, rule 1). */
 ARGONISHCHE_TARGET_BEGIN
 
+/* The core's AVX2 message loads (256-bit operations only, see avx512_blake2b_g); after BEGIN,
+ * so that they are compiled for this file's target. */
+#include "argonishche_blake2b_avx2.h"
+
 /* ---- BLAKE2b F (RFC 7693 section 3.2): one 4-word matrix row per ymm register -------------- */
 
 /* BLAKE2b's speed is the latency of its chain a -> d -> c -> b -> a, 12 dependent steps per G
- * at best, and no 512-bit operation may sit beside it (see avx512_blake2b_message).  On Zen 4,
- * over 1 MiB (fastest of 30 calls from C, in cycles per byte), the twelve rounds unrolled instead
- * of a loop of rounds took 3.05 against 3.2, with a loop. */
+ * at best, and no 512-bit operation may sit beside it (see avx512_blake2b_g).  The twelve rounds
+ * are unrolled: measurably faster than a loop of rounds. */
 
 /* An empty asm that claims to change x, so the compiler must compute x as written: G adds a
  * message word and b to a, and b is the last link of the chain a -> d -> c -> b, so a + m must
@@ -47,12 +47,10 @@ ARGONISHCHE_INLINE __m256i avx512_as_written(__m256i x) {
 }
 
 /* The mixing function G (section 3.1) on all four columns (or diagonals) at once; x and y hold
- * each lane's two message words.  The rotation by 32 is vpshufd, the others an XOR and a vprorq.
- * On an Intel Xeon VM (CPUID family 6 model 167, December 2026), where vprorq takes 1 cycle,
- * this ran 1,371 MB/s over 1 MiB against 1,127 with 24, 16 and 63 split over G's two inputs
- * (ror(u, n) ^ (v >> n) ^ (v << 64 - n) in a vpternlogq, one step shorter where vprorq takes 2
- * cycles, as on Zen 4, but twice the uops), and the avx2 backend's 1,277 (interleaved, 9
- * repetitions).  Zen 4 was not measured again with this form. */
+ * each lane's two message words.  The rotation by 32 is vpshufd, the others an XOR and a vprorq:
+ * faster where vprorq is fast than splitting each rotation over G's two inputs in a vpternlogq
+ * (one step shorter where vprorq is slow, but twice the uops).  Only 256-bit operations: on some
+ * cores, 512-bit ones in flight take a vector port away from this chain. */
 ARGONISHCHE_INLINE void avx512_blake2b_g(__m256i *a, __m256i *b, __m256i *c, __m256i *d, __m256i x,
                                     __m256i y) {
     *a = _mm256_add_epi64(avx512_as_written(_mm256_add_epi64(*a, x)), *b);
@@ -65,42 +63,26 @@ ARGONISHCHE_INLINE void avx512_blake2b_g(__m256i *a, __m256i *b, __m256i *c, __m
     *b = _mm256_ror_epi64(_mm256_xor_si256(*b, *c), 63);
 }
 
-/* Message words i0..i3 into lanes 0..3, in 256-bit operations only: four broadcast loads (done
- * by the load units) and three blends (any vector port).  A schedule of each block's words made
- * a block ahead with 512-bit two-source permutes (vpermt2q) was faster on Zen 4, 2.74-2.80
- * cycles per byte against 2.83, but a third slower than the avx2 backend on an Intel Xeon VM
- * (CPUID family 6 model 167, December 2026: 998 against 1,328 MB/s over 1 MiB, interleaved):
- * likely because there, while 512-bit operations are in flight, port 1 runs no vector operation
- * of its own (it is fused with port 0 for them), which G's 256-bit chain needs. */
-ARGONISHCHE_INLINE __m256i avx512_blake2b_message(const uint8_t *block, int i0, int i1, int i2,
-                                                  int i3) {
-    const __m256i w0 = _mm256_set1_epi64x((long long)argonishche_load64_le(block + 8 * i0));
-    const __m256i w1 = _mm256_set1_epi64x((long long)argonishche_load64_le(block + 8 * i1));
-    const __m256i w2 = _mm256_set1_epi64x((long long)argonishche_load64_le(block + 8 * i2));
-    const __m256i w3 = _mm256_set1_epi64x((long long)argonishche_load64_le(block + 8 * i3));
-    return _mm256_blend_epi32(_mm256_blend_epi32(w0, w1, 0x0C), _mm256_blend_epi32(w2, w3, 0xC0),
-                              0xF0);
-}
-
 /* One round: G on the columns, then on the diagonals.  Column G_i takes m[s[2i]] first and
  * m[s[2i+1]] second; after the rotation, lane 0 of row b holds v4, so the lanes hold the
  * diagonals G_7, G_4, G_5, G_6.  Diagonals as columns: a = (v3, v0, v1, v2), c = (v9, v10, v11,
  * v8), d = (v14, v15, v12, v13); row b, computed last, stays put, so these run while b is
- * still being computed (valignq and vshufi64x2 take 3 cycles on Zen 4, vpermq 4).  The empty asm
+ * still being computed (valignq and vshufi64x2 are quicker than vpermq).  The empty asm
  * on `block` makes each round load its own words: GCC would otherwise keep rounds 10 and 11's
  * (rounds 0 and 1's again) alive across the rounds and spill them. */
 #define AVX512_BLAKE2B_ROUND(r)                                                                \
     do {                                                                                       \
         const uint8_t *s = argonishche_blake2b_sigma[r];                                       \
         __asm__("" : "+r"(block));                                                             \
-        avx512_blake2b_g(&a, &b, &c, &d, avx512_blake2b_message(block, s[0], s[2], s[4], s[6]),  \
-                         avx512_blake2b_message(block, s[1], s[3], s[5], s[7]));               \
+        avx512_blake2b_g(&a, &b, &c, &d,                                                       \
+                         argonishche_blake2b_avx2_message(block, s[0], s[2], s[4], s[6]),      \
+                         argonishche_blake2b_avx2_message(block, s[1], s[3], s[5], s[7]));     \
         a = _mm256_alignr_epi64(a, a, 3);                                                      \
         c = _mm256_alignr_epi64(c, c, 1);                                                      \
         d = _mm256_shuffle_i64x2(d, d, 1);                                                     \
         avx512_blake2b_g(&a, &b, &c, &d,                                                       \
-                         avx512_blake2b_message(block, s[14], s[8], s[10], s[12]),             \
-                         avx512_blake2b_message(block, s[15], s[9], s[11], s[13]));            \
+                         argonishche_blake2b_avx2_message(block, s[14], s[8], s[10], s[12]),   \
+                         argonishche_blake2b_avx2_message(block, s[15], s[9], s[11], s[13]));  \
         a = _mm256_alignr_epi64(a, a, 1);                                                      \
         c = _mm256_alignr_epi64(c, c, 3);                                                      \
         d = _mm256_shuffle_i64x2(d, d, 1);                                                     \
@@ -259,7 +241,7 @@ ARGONISHCHE_INLINE int avx512_column_slot(int n) {
  * Z ^ R, and also ^ the old block for version 0x13 after the first pass.  R, Q and Z stay in
  * registers (the compiler spills one of the 48 values), so the only memory traffic is one load
  * of each input and one store of the result: storing R into `next` and reading it back at the
- * end, as the 128-bit kernels do, measured 372 cycles per block against 305 this way (L1). */
+ * end, as the 128-bit kernels do, measured slower. */
 static void avx512_argon2_fill_block(argonishche_block *next, const argonishche_block *prev,
                                      const argonishche_block *ref, int xor_into_next) {
     const __m512i *x = (const __m512i *)prev->v, *y = (const __m512i *)ref->v;
