@@ -3,62 +3,79 @@
  *
  * The baseline every other backend is tested against, and the one that runs on any CPU, so it
  * favours being obviously the specification over being fast, with one exception: F is written
- * out (twelve rounds with sigma as constants, the state in sixteen locals, the message words
- * loaded where they lie).  One message is one dependency chain, and a loop that looked sigma up
- * and gathered the message words through memory made F 1.2-1.4x slower, and slower than CPython's
- * scalar hashlib.blake2b.  Cycles/byte, 64 KiB in cache, loop -> written out (December 2026):
- * AMD Zen 5, where the vector kernels cannot beat it (their instructions take 2 cycles, scalar
- * ones 1), 3.66 -> 2.58-2.70 for an F written this way, hashlib 2.97; AMD Zen 4 (EPYC family 25
- * model 17, a shared VM), this file: gcc 12 4.2 -> 3.4, clang 14 4.3 -> 3.2, hashlib about 5 %
- * slower than the new F.
+ * for latency, as it is the fastest BLAKE2b where vector instructions are slower than scalar.
  */
 #include "argonishche_constants.h"
 #include "argonishche_kernel.h"
 
-/* RFC 7693 section 3.1: the mixing function G on four state words and two message words.
- * Each addition is written (a + x) + b: a + x does not wait for b, so the message word is
- * added off the dependency chain that runs through b. */
-#define B2B_G(a, b, c, d, x, y)                     \
-    do {                                            \
-        a = (a + (x)) + b;                          \
-        d = argonishche_rotr64(d ^ a, 32);          \
-        c = c + d;                                  \
-        b = argonishche_rotr64(b ^ c, 24);          \
-        a = (a + (y)) + b;                          \
-        d = argonishche_rotr64(d ^ a, 16);          \
-        c = c + d;                                  \
-        b = argonishche_rotr64(b ^ c, 63);          \
+/* Half of G (RFC 7693 section 3.1) on four columns or four diagonals, written operation by
+ * operation side by side: each G is one dependency chain (a -> d -> c -> b), and interleaved the
+ * four advance together instead of one finishing while the others wait.  a + x goes first: it
+ * does not wait for b. */
+#define B2B_HALF4(a0, b0, c0, d0, a1, b1, c1, d1, a2, b2, c2, d2, a3, b3, c3, d3,       \
+                  x0, x1, x2, x3, r1, r2)                                               \
+    do {                                                                                \
+        a0 += (x0);                                                                     \
+        a1 += (x1);                                                                     \
+        a2 += (x2);                                                                     \
+        a3 += (x3);                                                                     \
+        a0 += b0;                                                                       \
+        a1 += b1;                                                                       \
+        a2 += b2;                                                                       \
+        a3 += b3;                                                                       \
+        d0 = argonishche_rotr64(d0 ^ a0, r1);                                           \
+        d1 = argonishche_rotr64(d1 ^ a1, r1);                                           \
+        d2 = argonishche_rotr64(d2 ^ a2, r1);                                           \
+        d3 = argonishche_rotr64(d3 ^ a3, r1);                                           \
+        c0 += d0;                                                                       \
+        c1 += d1;                                                                       \
+        c2 += d2;                                                                       \
+        c3 += d3;                                                                       \
+        b0 = argonishche_rotr64(b0 ^ c0, r2);                                           \
+        b1 = argonishche_rotr64(b1 ^ c1, r2);                                           \
+        b2 = argonishche_rotr64(b2 ^ c2, r2);                                           \
+        b3 = argonishche_rotr64(b3 ^ c3, r2);                                           \
     } while (0)
 
 /* Message word k of the block F is compressing, loaded where it lies (no copy to an array). */
 #define B2B_M(k) argonishche_load64_le(blocks + 8 * (k))
 
 /* One round of F (RFC 7693 section 3.2): G down the four columns of v, then along the four
- * diagonals, taking the message words in the order of one row of sigma. */
-#define B2B_ROUND(s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15) \
-    do {                                                                            \
-        B2B_G(v0, v4, v8, v12, B2B_M(s0), B2B_M(s1));                               \
-        B2B_G(v1, v5, v9, v13, B2B_M(s2), B2B_M(s3));                               \
-        B2B_G(v2, v6, v10, v14, B2B_M(s4), B2B_M(s5));                              \
-        B2B_G(v3, v7, v11, v15, B2B_M(s6), B2B_M(s7));                              \
-        B2B_G(v0, v5, v10, v15, B2B_M(s8), B2B_M(s9));                              \
-        B2B_G(v1, v6, v11, v12, B2B_M(s10), B2B_M(s11));                            \
-        B2B_G(v2, v7, v8, v13, B2B_M(s12), B2B_M(s13));                             \
-        B2B_G(v3, v4, v9, v14, B2B_M(s14), B2B_M(s15));                             \
+ * diagonals, G number i taking message words s[2i] and s[2i+1] of the round's row of sigma. */
+#define B2B_ROUND(s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15)  \
+    do {                                                                             \
+        B2B_HALF4(v0, v4, v8, v12, v1, v5, v9, v13, v2, v6, v10, v14, v3, v7, v11, v15, \
+                  B2B_M(s0), B2B_M(s2), B2B_M(s4), B2B_M(s6), 32, 24);               \
+        B2B_HALF4(v0, v4, v8, v12, v1, v5, v9, v13, v2, v6, v10, v14, v3, v7, v11, v15, \
+                  B2B_M(s1), B2B_M(s3), B2B_M(s5), B2B_M(s7), 16, 63);               \
+        B2B_HALF4(v0, v5, v10, v15, v1, v6, v11, v12, v2, v7, v8, v13, v3, v4, v9, v14, \
+                  B2B_M(s8), B2B_M(s10), B2B_M(s12), B2B_M(s14), 32, 24);            \
+        B2B_HALF4(v0, v5, v10, v15, v1, v6, v11, v12, v2, v7, v8, v13, v3, v4, v9, v14, \
+                  B2B_M(s9), B2B_M(s11), B2B_M(s13), B2B_M(s15), 16, 63);            \
     } while (0)
 
-/* RFC 7693 section 3.2: the compression function F, once per block. */
+/* RFC 7693 section 3.2: the compression function F, once per block.  The rounds are written out
+ * with sigma as constants (a loop looking sigma up was much slower); h and t stay in locals
+ * across the blocks of a call, as blocks, a byte pointer, may alias them, which would make every
+ * block store and reload them. */
 static void ref_blake2b_compress(uint64_t h[8], uint64_t t[2], const uint8_t *blocks,
                                  size_t nblocks, uint64_t increment, uint64_t final_flag,
                                  uint64_t last_node_flag) {
+    uint64_t h0 = h[0], h1 = h[1], h2 = h[2], h3 = h[3];
+    uint64_t h4 = h[4], h5 = h[5], h6 = h[6], h7 = h[7];
+    uint64_t t0 = t[0], t1 = t[1];
+
     for (; nblocks > 0; nblocks--, blocks += ARGONISHCHE_BLAKE2B_BLOCK_BYTES) {
-        argonishche_blake2b_count(t, increment);
-        uint64_t v0 = h[0], v1 = h[1], v2 = h[2], v3 = h[3];
-        uint64_t v4 = h[4], v5 = h[5], v6 = h[6], v7 = h[7];
+        /* The 128-bit byte counter, carried into t1 when t0 wraps past 2^64. */
+        t0 += increment;
+        t1 += (t0 < increment);
+
+        uint64_t v0 = h0, v1 = h1, v2 = h2, v3 = h3;
+        uint64_t v4 = h4, v5 = h5, v6 = h6, v7 = h7;
         uint64_t v8 = argonishche_blake2b_iv[0], v9 = argonishche_blake2b_iv[1];
         uint64_t v10 = argonishche_blake2b_iv[2], v11 = argonishche_blake2b_iv[3];
-        uint64_t v12 = argonishche_blake2b_iv[4] ^ t[0];
-        uint64_t v13 = argonishche_blake2b_iv[5] ^ t[1];
+        uint64_t v12 = argonishche_blake2b_iv[4] ^ t0;
+        uint64_t v13 = argonishche_blake2b_iv[5] ^ t1;
         uint64_t v14 = argonishche_blake2b_iv[6] ^ final_flag;
         uint64_t v15 = argonishche_blake2b_iv[7] ^ last_node_flag;
 
@@ -77,15 +94,19 @@ static void ref_blake2b_compress(uint64_t h[8], uint64_t t[2], const uint8_t *bl
         B2B_ROUND( 0,  1,  2,  3,  4,  5,  6,  7,  8,  9, 10, 11, 12, 13, 14, 15);
         B2B_ROUND(14, 10,  4,  8,  9, 15, 13,  6,  1, 12,  0,  2, 11,  7,  5,  3);
 
-        h[0] ^= v0 ^ v8;
-        h[1] ^= v1 ^ v9;
-        h[2] ^= v2 ^ v10;
-        h[3] ^= v3 ^ v11;
-        h[4] ^= v4 ^ v12;
-        h[5] ^= v5 ^ v13;
-        h[6] ^= v6 ^ v14;
-        h[7] ^= v7 ^ v15;
+        h0 ^= v0 ^ v8;
+        h1 ^= v1 ^ v9;
+        h2 ^= v2 ^ v10;
+        h3 ^= v3 ^ v11;
+        h4 ^= v4 ^ v12;
+        h5 ^= v5 ^ v13;
+        h6 ^= v6 ^ v14;
+        h7 ^= v7 ^ v15;
     }
+
+    h[0] = h0, h[1] = h1, h[2] = h2, h[3] = h3;
+    h[4] = h4, h[5] = h5, h[6] = h6, h[7] = h7;
+    t[0] = t0, t[1] = t1;
 }
 
 /* RFC 9106 section 3.6: GB is BLAKE2b's G with each addition a + b replaced by
