@@ -148,23 +148,34 @@ def _peak_rss() -> int:
 
 
 def bench_batch(point: Point = SERVER_POINT, *, count: int = 200, workers: int = 2,
-                out: TextIO | None = None) -> dict[str, Any]:
+                rounds: int = 7, out: TextIO | None = None) -> dict[str, Any]:
     """hash_many on *workers* threads against the same hashes one after another on one thread,
-    alternated three times; and the peak RSS of the process afterwards."""
+    in *rounds* pairs, the order swapped every other pair (so that a drift of the machine's
+    load, or of its clock, falls on both alike); the ratio of each pair, and the peak RSS of
+    the process afterwards.  One hash and one batch first, uncounted: the pool's threads are
+    started and the work memory mapped before any timing, as in a server's steady state."""
     out = sys.stdout if out is None else out
     from .._batch import hash_many
 
     passwords = [f"password {i}" for i in range(count)]
     serial: list[float] = []
     batch: list[float] = []
-    for _ in range(3):
-        started = time.perf_counter()
+
+    def one_thread() -> None:
         for password in passwords:
             argon2_hash(password, SALT, threads=1, **point.costs)
-        serial.append((time.perf_counter() - started) / count)
-        started = time.perf_counter()
+
+    def many() -> None:
         hash_many(passwords, workers=workers, **point.costs)
-        batch.append((time.perf_counter() - started) / count)
+
+    argon2_hash(PASSWORD, SALT, threads=1, **point.costs)
+    hash_many(passwords[:workers], workers=workers, **point.costs)
+    for round_ in range(rounds):
+        pair = ((one_thread, serial), (many, batch))
+        for run, times in pair if round_ % 2 == 0 else pair[::-1]:
+            started = time.perf_counter()
+            run()
+            times.append((time.perf_counter() - started) / count)
     peak = _peak_rss()
     text, data = batch_report(point, count=count, workers=workers, serial=serial, batch=batch,
                               peak=peak)
