@@ -12,7 +12,8 @@ The kernel table: each object takes the one selected when it is made (the regist
 ``tables["blake2b"]``, which :func:`argonishche.calibrate` and ``ARGONISHCHE_BACKEND`` set), or
 with ``backend=`` the named backend's.  The type finds the selected one in the registry itself
 and asks :func:`_kernel_table` only for a table it has not seen (or when there is no registry
-yet, or no usable backend: then the registry's error is raised).
+yet, or no usable backend: then the registry's error is raised).  For that table it keeps the
+state the core's init makes with the default parameters, and copies it into each default object.
 
 Threads: one object may be shared, as hashlib allows: updates of 2048 bytes or more release the
 GIL, and from the first one on the object has a lock that every use of its state takes.

@@ -24,6 +24,13 @@
  * table object last converted; anything else (no registry yet, a new table) asks the Python
  * side, which raises what the registry raises.
  *
+ * What a small hash costs besides the kernel, kept at hashlib's or below: the module state
+ * found from the type in two calls (state_of_type), the data of bytes taken without the buffer
+ * protocol, a default object's state copied from one made once per selected table (init zeroes
+ * the whole state first), freed objects of the type kept for the next ones, and the GIL kept
+ * under GIL_MINSIZE bytes.  The three lookups of the selection are what remains above hashlib:
+ * 3.11's limited API has no vectorcall for a type and no dict watcher to avoid them.
+ *
  * Threads, as in hashlib: an object may be shared.  Updates of 2048 bytes or more release the
  * GIL; the first such update gives the object its lock, and from then on every use of the
  * state takes it.  Without a lock everything runs under the GIL, and the lock pointer only
@@ -83,11 +90,19 @@ typedef struct {
     PyObject *cached_registry_dict;
     PyObject *cached_table;         /* the table object last resolved, and its address */
     const void *cached_address;
+    /* The core's init of a state for cached_address with the default parameters (64-byte
+     * digest, nothing else): copied into each such new object, which costs less than init's
+     * zeroing of the whole state. */
+    argonishche_blake2b_state default_state;
+    /* Freed objects of the type itself, for the next ones (pymalloc's own lists cost more);
+     * never more than FREE_OBJECTS_MAX of them. */
+    struct Blake2bObject *free_objects;
+    int n_free_objects;
     PyObject *s_instance, *s_tables, *s_blake2b, *empty_bytes, *zero;
     PyObject *keywords[N_ARGS]; /* interned */
 } module_state;
 
-typedef struct {
+typedef struct Blake2bObject {
     PyObject_HEAD
     PyThread_type_lock lock; /* NULL until the first update that releases the GIL */
     PyObject *pending; /* the bytes of an unkeyed object made from bytes and not updated since:
@@ -98,10 +113,16 @@ typedef struct {
      * here because a method gets only self, and PyType_GetModuleByDef (which would find it
      * from a subclass) is not in the limited API before 3.13. */
     module_state *owner;
+    struct Blake2bObject *next_free; /* on module_state.free_objects only */
     argonishche_blake2b_state state;
 } Blake2bObject;
 
+#define FREE_OBJECTS_MAX 8
+
 static PyModuleDef module_def, module_def_311;
+
+#define N_METHODS 6
+static PyMethodDef blake2b_methods[N_METHODS + 1];
 
 static int connected(module_state *st) {
     if (st->core.init != NULL) return 1;
@@ -118,6 +139,10 @@ static void blake2b_dealloc(Blake2bObject *self);
  * (PyType_GetModule raises for a type without one, a cost a subclass would pay on every
  * construction). */
 static module_state *state_of_type(PyTypeObject *type) {
+    /* The type made from blake2b_spec (each interpreter makes its own): tp_methods is not
+     * inherited, so no subclass has ours, and the two calls cost half the walk's four. */
+    if (PyType_GetSlot(type, Py_tp_methods) == (void *)blake2b_methods)
+        return PyType_GetModuleState(type);
     for (PyTypeObject *t = type; t != NULL; t = PyType_GetSlot(t, Py_tp_base)) {
         if (PyType_GetSlot(t, Py_tp_dealloc) != (void *)blake2b_dealloc) continue;
         PyObject *module = PyType_GetModule(t); /* borrowed */
@@ -172,7 +197,7 @@ static const void *selected_table(module_state *st) {
             Py_XDECREF(old_dict);
         }
         PyObject *tables = PyDict_GetItemWithError(st->cached_registry_dict, st->s_tables);
-        if (tables != NULL && PyDict_Check(tables)) {
+        if (tables != NULL && (PyDict_CheckExact(tables) || PyDict_Check(tables))) {
             PyObject *table = PyDict_GetItemWithError(tables, st->s_blake2b);
             if (table != NULL && table == st->cached_table) return st->cached_address;
         }
@@ -183,6 +208,12 @@ static const void *selected_table(module_state *st) {
     PyObject *table;
     const void *address = resolve(st, Py_None, &table);
     if (address == NULL) return NULL;
+    if (st->core.init(&st->default_state, address, 64, NULL, 0, NULL, 0, NULL, 0, NULL) !=
+        ARGONISHCHE_OK) {
+        Py_DECREF(table);
+        PyErr_SetString(PyExc_SystemError, "blake2b init refused the default parameters");
+        return NULL;
+    }
     PyObject *old = st->cached_table;
     st->cached_table = table;
     st->cached_address = address;
@@ -201,25 +232,32 @@ static void type_error(module_state *st, const char *name, const char *what, PyO
 }
 
 static int byte_argument(module_state *st, const char *name, PyObject *value, Py_ssize_t max_len, Py_buffer *view) {
-    if (PyUnicode_Check(value)) {
-        PyErr_Format(st->parameter_type_error,
-                     "%s must be bytes-like, not str (encode it first)", name);
-        return -1;
-    }
-    if (!PyObject_CheckBuffer(value)) {
-        type_error(st, name, "bytes-like", value);
-        return -1;
-    }
-    if (PyObject_GetBuffer(value, view, PyBUF_FULL_RO) < 0) return -1;
-    if (!PyBuffer_IsContiguous(view, 'C')) {
-        PyBuffer_Release(view);
-        PyErr_Format(st->parameter_error, "%s must be a C-contiguous buffer", name);
-        return -1;
+    if (PyBytes_CheckExact(value)) { /* as data_buffer: one call, nothing to release */
+        char *buf;
+        if (PyBytes_AsStringAndSize(value, &buf, &view->len) < 0) return -1;
+        view->obj = NULL;
+        view->buf = buf;
+    } else {
+        if (PyUnicode_Check(value)) {
+            PyErr_Format(st->parameter_type_error,
+                         "%s must be bytes-like, not str (encode it first)", name);
+            return -1;
+        }
+        if (!PyObject_CheckBuffer(value)) {
+            type_error(st, name, "bytes-like", value);
+            return -1;
+        }
+        if (PyObject_GetBuffer(value, view, PyBUF_FULL_RO) < 0) return -1;
+        if (!PyBuffer_IsContiguous(view, 'C')) {
+            PyBuffer_Release(view);
+            PyErr_Format(st->parameter_error, "%s must be a C-contiguous buffer", name);
+            return -1;
+        }
     }
     if (view->len > max_len) {
         PyErr_Format(st->parameter_error, "%s must be 0..%zd bytes long, got %zd", name,
                      max_len, view->len);
-        PyBuffer_Release(view);
+        if (view->obj != NULL) PyBuffer_Release(view);
         return -1;
     }
     return 0;
@@ -229,9 +267,10 @@ static int byte_argument(module_state *st, const char *name, PyObject *value, Py
  * view->obj NULL: nothing to release. */
 static int data_buffer(PyObject *data, Py_buffer *view) {
     if (PyBytes_CheckExact(data)) {
+        char *buf;
+        if (PyBytes_AsStringAndSize(data, &buf, &view->len) < 0) return -1; /* cannot fail */
         view->obj = NULL;
-        view->len = PyBytes_Size(data);
-        view->buf = PyBytes_AsString(data);
+        view->buf = buf;
         return 0;
     }
     if (PyUnicode_Check(data)) {
@@ -392,14 +431,33 @@ static int hash_buffer(Blake2bObject *self, const Py_buffer *view, int shared) {
     return 0;
 }
 
+/* *to* = *from*, in 16-byte pieces: a memcpy of the whole state compiles to rep movs, whose
+ * start-up costs more than the copy. */
+static inline void copy_state(argonishche_blake2b_state *to, const argonishche_blake2b_state *from) {
+    unsigned char *d = (unsigned char *)to;
+    const unsigned char *s = (const unsigned char *)from;
+    size_t i = 0;
+#if defined(__GNUC__)
+#pragma GCC unroll 16
+#endif
+    for (; i + 16 <= sizeof *to; i += 16) memcpy(d + i, s + i, 16);
+    if (i < sizeof *to) memcpy(d + i, s + i, sizeof *to - i);
+}
+
 /* A new object whose state the caller fills in: for the type itself without tp_alloc's
  * zeroing of the whole object (the state is written at once), for a subclass with its tp_alloc
  * (which may add a __dict__ and more). */
 static Blake2bObject *new_object(module_state *st, PyTypeObject *type) {
     Blake2bObject *self;
     if (type == st->type) {
-        self = PyObject_Malloc(sizeof(Blake2bObject));
-        if (self == NULL) return (Blake2bObject *)PyErr_NoMemory();
+        self = st->free_objects;
+        if (self != NULL) {
+            st->free_objects = self->next_free;
+            st->n_free_objects--;
+        } else {
+            self = PyObject_Malloc(sizeof(Blake2bObject));
+            if (self == NULL) return (Blake2bObject *)PyErr_NoMemory();
+        }
         PyObject_Init((PyObject *)self, type); /* a heap type: takes a reference to it */
     } else {
         allocfunc alloc = (allocfunc)PyType_GetSlot(type, Py_tp_alloc);
@@ -446,7 +504,7 @@ static PyObject *blake2b_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
 
     module_state *st = state_of_type(type);
     if (st == NULL || !connected(st)) return NULL;
-    Py_ssize_t nargs = PyTuple_Size(args);
+    Py_ssize_t nargs = Py_SIZE(args); /* a tuple's length, without PyTuple_Size's call */
     if (nargs > 1) {
         PyErr_Format(PyExc_TypeError, "blake2b() takes at most 1 positional argument (%zd given)",
                      nargs);
@@ -521,9 +579,13 @@ static PyObject *blake2b_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
         return NULL;
     }
     self->keyed = views[0].len > 0;
-    if (st->core.init(&self->state, table, (size_t)size, views[0].buf, (size_t)views[0].len,
-                  views[1].buf, (size_t)views[1].len, views[2].buf, (size_t)views[2].len,
-                  has_tree ? &tree : NULL) != ARGONISHCHE_OK) {
+    if (size == 64 && !has_tree && views[0].len == 0 && views[1].len == 0 &&
+        views[2].len == 0 && table == st->cached_address) {
+        copy_state(&self->state, &st->default_state);
+    } else if (st->core.init(&self->state, table, (size_t)size, views[0].buf,
+                             (size_t)views[0].len, views[1].buf, (size_t)views[1].len,
+                             views[2].buf, (size_t)views[2].len,
+                             has_tree ? &tree : NULL) != ARGONISHCHE_OK) {
         release_all(views, 4);
         Py_DECREF(self);
         PyErr_SetString(st->parameter_error, "the C driver refused the BLAKE2b parameters");
@@ -550,8 +612,15 @@ static void blake2b_dealloc(Blake2bObject *self) {
     if (self->keyed) self->owner->core.wipe(&self->state, sizeof self->state);
     if (self->lock != NULL) PyThread_free_lock(self->lock);
     Py_XDECREF(self->pending);
-    if (type == self->owner->type) { /* new_object's PyObject_Malloc */
-        PyObject_Free(self);
+    module_state *st = self->owner;
+    if (type == st->type) { /* new_object's PyObject_Malloc */
+        if (st->n_free_objects < FREE_OBJECTS_MAX) {
+            self->next_free = st->free_objects;
+            st->free_objects = self;
+            st->n_free_objects++;
+        } else {
+            PyObject_Free(self);
+        }
     } else {
         freefunc free_object = (freefunc)PyType_GetSlot(type, Py_tp_free);
         free_object(self);
@@ -612,7 +681,7 @@ static PyObject *blake2b_copy(Blake2bObject *self, PyObject *unused) {
     (void)unused;
     if (clone == NULL) return NULL;
     enter(self); /* no update half done in the state copied */
-    memcpy(&clone->state, &self->state, sizeof clone->state);
+    copy_state(&clone->state, &self->state);
     clone->keyed = self->keyed;
     clone->pending = self->pending; /* read under the lock: it goes before any update */
     Py_XINCREF(clone->pending);
@@ -654,7 +723,7 @@ static PyObject *get_digest_size(Blake2bObject *self, void *closure) {
     return PyLong_FromSize_t(self->state.digest_size);
 }
 
-static PyMethodDef blake2b_methods[] = {
+static PyMethodDef blake2b_methods[N_METHODS + 1] = {
     {"update", (PyCFunction)blake2b_update, METH_O, update_doc},
     {"digest", (PyCFunction)blake2b_digest, METH_NOARGS, digest_doc},
     {"hexdigest", (PyCFunction)blake2b_hexdigest, METH_NOARGS, hexdigest_doc},
@@ -848,6 +917,12 @@ static int module_clear(PyObject *module) {
     Py_CLEAR(st->cached_registry);
     Py_CLEAR(st->cached_registry_dict);
     Py_CLEAR(st->cached_table);
+    while (st->free_objects != NULL) {
+        Blake2bObject *next = st->free_objects->next_free;
+        PyObject_Free(st->free_objects);
+        st->free_objects = next;
+    }
+    st->n_free_objects = 0;
     Py_CLEAR(st->s_instance);
     Py_CLEAR(st->s_tables);
     Py_CLEAR(st->s_blake2b);

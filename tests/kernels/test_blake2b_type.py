@@ -156,6 +156,59 @@ def test_backend_argument_uses_that_backend():
         assert blake2b(b"abc", backend=name).digest() == hashlib.blake2b(b"abc").digest()
 
 
+SIZES = (0, 1, 63, 64, 65, 127, 128, 129, 300)
+#: Parameters whose state is the default one (copied from the state kept for the selected
+#: table), then ones the core's init makes.
+DEFAULT_STATE = ({}, {"digest_size": 64}, {"key": b""}, {"salt": b"", "person": b""})
+OTHER_STATE = ({"digest_size": 20}, {"key": b"k"}, {"key": bytes(range(64))},
+               {"key": bytearray(b"key")}, {"key": memoryview(b"key")}, {"salt": b"s"},
+               {"person": b"p"}, {"fanout": 1}, {"last_node": True})
+
+
+@pytest.mark.parametrize("params", DEFAULT_STATE + OTHER_STATE, ids=repr)
+def test_one_shot_and_object_agree_with_hashlib(params):
+    for n in SIZES:
+        data = bytes(range(256))[:n] * (1 + n // 256)
+        want = hashlib.blake2b(data, **params).digest()
+        assert blake2b(data, **params).digest() == want
+        h = blake2b(**params)
+        h.update(data)
+        assert h.digest() == want and h.copy().digest() == want
+
+
+def test_the_default_state_follows_the_selection_and_backend_argument(counting):
+    """The default state is kept for the selected table: after the selection changes, a new
+    default object hashes with the new table; backend= naming another table does not use it."""
+    install, calls = counting
+    assert blake2b(b"abc").digest() == hashlib.blake2b(b"abc").digest()
+    assert calls == []
+    install()
+    assert blake2b(b"abc").digest() == hashlib.blake2b(b"abc").digest()
+    assert calls == [1]
+    calls.clear()
+    for name in usable_backend_names():
+        assert blake2b(b"abc", backend=name).digest() == hashlib.blake2b(b"abc").digest()
+    assert calls == []
+
+
+def test_freed_objects_are_made_anew():
+    """Objects freed (keyed ones wiped) and made again, more at once than are kept for reuse,
+    of the type and of a subclass: each new one hashes from its own parameters only."""
+    class Sub(blake2b):
+        pass
+
+    for _ in range(3):
+        keyed = [blake2b(b"x" * i, key=b"k" * (1 + i)) for i in range(40)]
+        subs = [Sub(b"y" * i, digest_size=1 + i) for i in range(20)]
+        del keyed, subs
+        plain = [blake2b(b"z" * i) for i in range(40)]
+        assert all(h.digest() == hashlib.blake2b(b"z" * i).digest() for i, h in enumerate(plain))
+        made = [blake2b(key=b"q", digest_size=10) for _ in range(40)]
+        for h in made:
+            h.update(b"w")
+        assert {h.digest() for h in made} == {hashlib.blake2b(b"w", key=b"q", digest_size=10).digest()}
+
+
 # ---- threads ---------------------------------------------------------------------------------
 
 

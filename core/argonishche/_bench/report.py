@@ -127,11 +127,12 @@ def blake2b_report(cases: dict[str, tuple[bytes, list[Subject]]],
     lines = [f"BLAKE2b (hot; {repetitions} interleaved repetitions; ratio = hashlib time / ours; "
              f"64 B: the selected backend only)"]
     report: dict[str, Any] = {}
+    width = max((len(label) + 1 for label in cases), default=14)
     for label, (data, subjects) in cases.items():
         hashlib_time = subjects[-1].median
         for s in subjects:
             mbps = len(data) / s.median / 1e6
-            lines.append(f"  {label:<14}{s.name:<24}{mbps:>9,.1f} MB/s "
+            lines.append(f"  {label:<{width}}{s.name:<24}{mbps:>9,.1f} MB/s "
                          f"{s.median * 1e9:>12,.0f} ns/call"
                          f"  {_range(s.samples, lambda x: x * 1e9):>21} ns"
                          f"{s.spread * 100:>6.1f}% {hashlib_time / s.median:>7.2f}x")

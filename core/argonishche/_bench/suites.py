@@ -242,19 +242,21 @@ def bench_startup(repetitions: int = 15, out: TextIO | None = None) -> dict[str,
 
 def bench_blake2b(*, repetitions: int, budget: float, progress: Progress | None = None,
                   out: TextIO | None = None) -> dict[str, Any]:
-    """1 MiB throughput, and 64-byte latency one-shot and as an object (new, update, digest),
-    against hashlib.blake2b, interleaved."""
+    """1 MiB throughput, and 64-byte latency against hashlib.blake2b, interleaved: one-shot
+    (``blake2b(data).digest()``), and as an object (new, update, digest) unkeyed and keyed."""
     out = sys.stdout if out is None else out
     import hashlib
 
     big, small = bytes(range(256)) * 4096, bytes(range(64))
+    key = bytes(range(32))
     cases = {}
-    for label, data in (("1 MiB", big), ("64 B one-shot", small), ("64 B object", small)):
-        incremental = label == "64 B object"
+    for label, data, mode in (("1 MiB", big, None), ("64 B one-shot", small, None),
+                              ("64 B object", small, "object"),
+                              ("64 B keyed object", small, "keyed")):
 
-        def ours(d: bytes = data, incremental: bool = incremental) -> bytes:
-            if incremental:
-                h = blake2b()
+        def ours(d: bytes = data, mode: str | None = mode) -> bytes:
+            if mode is not None:
+                h = blake2b(key=key) if mode == "keyed" else blake2b()
                 h.update(d)
                 return h.digest()
             return blake2b(d).digest()
@@ -269,9 +271,9 @@ def bench_blake2b(*, repetitions: int, budget: float, progress: Progress | None 
 
                 subjects.append(Subject(f"  backend {e.name}", forced))
 
-        def theirs(d: bytes = data, incremental: bool = incremental) -> bytes:
-            if incremental:
-                h = hashlib.blake2b()
+        def theirs(d: bytes = data, mode: str | None = mode) -> bytes:
+            if mode is not None:
+                h = hashlib.blake2b(key=key) if mode == "keyed" else hashlib.blake2b()
                 h.update(d)
                 return h.digest()
             return hashlib.blake2b(d).digest()
