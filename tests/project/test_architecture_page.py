@@ -1,11 +1,13 @@
-"""docs/development.md's architecture maps every module, Python and C, and each Python module's
-layer is the one tests/project/test_layers.py enforces."""
+"""docs/development.md's architecture maps every module, Python and C, and each module's layer
+is the one tests/project/test_layers.py (Python) or tests/project/test_c_structure.py (C)
+enforces."""
 
 from __future__ import annotations
 
 import pathlib
 import re
 
+import test_c_structure
 import test_layers
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -56,4 +58,11 @@ def test_each_package_modules_layer_is_the_enforced_one():
             node = test_layers.module_name(ROOT / path)
             if layer is None or int(layer) != test_layers.LAYER_OF[node]:
                 wrong.append((path, layer, test_layers.LAYER_OF[node]))
+    assert wrong == []
+
+
+def test_each_c_files_layer_is_the_enforced_one():
+    wrong = [(path, layer, test_c_structure.layer_of(path)) for path, layer in mapped().items()
+             if path.endswith((".c", ".h")) and (layer is None or int(layer) !=
+                                                 test_c_structure.layer_of(path))]
     assert wrong == []
