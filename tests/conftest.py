@@ -116,6 +116,10 @@ def process_state(request):
     if changed:
         _restore(before)
         os.environ["XDG_CACHE_HOME"] = session_cache
+    # monkeypatch put back a registry or its tables without pushing them to the C blake2b
+    # type (core/ext/blake2b_type.c): push the selection as it is now.
+    _process_registry.publish()
+    if changed:
         pytest.fail(f"the test left process-wide state changed ({', '.join(changed)}); it has "
                     f"been put back, but the test must not change it (use monkeypatch, the "
                     f"install fixture or a registry of its own)", pytrace=False)
@@ -191,9 +195,11 @@ def acquire_log(monkeypatch):
 
 @pytest.fixture
 def install(monkeypatch):
-    """Make a registry the process-wide one for the test."""
+    """Make a registry the process-wide one for the test, its selection pushed to the C
+    blake2b type as a build pushes it (process_state pushes the one put back afterwards)."""
     def installer(reg):
         monkeypatch.setattr(_process_registry, "_instance", reg)
+        _process_registry.publish()
         return reg
     return installer
 

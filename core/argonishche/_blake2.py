@@ -9,11 +9,13 @@ code (``core/csrc/blake2b.c``), reached through the addresses handed over below,
 compression function is the selected backend's, through its kernel table.
 
 The kernel table: each object takes the one selected when it is made (the registry's
-``tables["blake2b"]``, which :func:`argonishche.calibrate` and ``ARGONISHCHE_BACKEND`` set), or
-with ``backend=`` the named backend's.  The type finds the selected one in the registry itself
-and asks :func:`_kernel_table` only for a table it has not seen (or when there is no registry
-yet, or no usable backend: then the registry's error is raised).  For that table it keeps the
-state the core's init makes with the default parameters, and copies it into each default object.
+``tables["blake2b"]``, which :func:`argonishche.calibrate`, a quarantine and
+``ARGONISHCHE_BACKEND`` set), or with ``backend=`` the named backend's.  The type does not look
+the selection up: the process registry pushes it (:func:`_push`, through
+:func:`argonishche._process_registry.watch`) whenever it changes, and the type keeps it, with
+the state the core's init makes for it with the default parameters (copied into each default
+object).  Nothing pushed (no registry yet, or no usable backend) and ``backend=`` ask
+:func:`_kernel_table`, which builds the registry or raises its error.
 
 Threads: one object may be shared, as hashlib allows: updates of 2048 bytes or more release the
 GIL, and from the first one on the object has a lock that every use of its state takes.
@@ -44,10 +46,20 @@ def _address(function: str) -> int:
     return int(ffi.cast("uintptr_t", getattr(lib, function)))
 
 
+def _push(registry: _registry.Registry | None) -> None:
+    """The process registry's selected BLAKE2b table to the C type (None: no registry, or no
+    usable backend: the type asks :func:`_kernel_table`)."""
+    table = None if registry is None else registry.tables.get("blake2b")
+    if table is None:
+        _blake2b_type.set_selected(None, None)
+    else:
+        _blake2b_type.set_selected(table, int(ffi.cast("uintptr_t", table)))
+
+
 _blake2b_type.connect(
     (_address("argonishche_blake2b_init_tree"), _address("argonishche_blake2b_update"),
      _address("argonishche_blake2b_final"), _address("argonishche_secure_wipe")),
-    vars(_process_registry), _kernel_table, ParameterError, ParameterTypeError,
-    ParameterOverflowError)
+    _kernel_table, ParameterError, ParameterTypeError, ParameterOverflowError)
+_process_registry.watch(_push)  # pushes the selection as it is now, then every change
 
 blake2b = _blake2b_type.blake2b

@@ -10,7 +10,8 @@ The lock order (the one place it is written down; docs/threads.md says it for us
   (``argonishche._lazy_lock``), then this module's ``_lock``.  Code may take ``_lazy_lock`` and
   then ``_lock``, never the reverse.
 - Under either, only argonishche's own code runs: parsing the settings, registering and checking
-  the built-in backends, the selection, a lazy import of one of argonishche's modules.  Never a
+  the built-in backends, the selection and its push to the C blake2b type (:func:`publish`), a
+  lazy import of one of argonishche's modules.  Never a
   warning or a log call (:mod:`argonishche._warn` keeps them until the locks are released), and
   never plugin code: a plugin's import and hooks, a third-party kernel module's import, self-test
   and certification.  Another fork hook (logging's) or another thread (one a plugin's import
@@ -40,9 +41,10 @@ from typing import Any
 from . import _settings, _warn, _work_memory
 from ._discovery import PluginCode
 
-# The C blake2b type (core/ext/blake2b_type.c) reads _instance and its ``tables`` dict by name
-# on every construction: renaming either means changing it there too.
 _instance: Any = None  # the Registry (a class of the layer above: typed Any here)
+# Called with _instance (holding _lock) whenever it or its selection changes: the C blake2b
+# type keeps the selected table instead of looking it up per object (see publish()).
+_watcher: Callable[[Any], None] | None = None
 # The locks and the state of a build: see the module docstring for the order and the rules.
 _lock = _thread.RLock()  # threading's import is not needed for a lock
 _builder: int | None = None            # the thread building the registry
@@ -120,6 +122,7 @@ def _after_fork_in_child() -> None:
         # stay held: no plugin code runs in this process, and what they were building is gone.
         _plugins_refused = FORKED_WHILE_LOADING
         _instance = _provisional = None
+        publish()  # this process alone now: no lock to take
         if not builder_forked:
             _builder = None
 
@@ -170,6 +173,7 @@ def _build(make: Callable[..., Any]) -> Any:
                         registry = make(plugin_code=_plugin_window)
                         if generation == _generation:  # else reset() came meanwhile: not kept
                             _instance = registry
+                            publish()
                     finally:
                         _builder, _provisional = None, None
                         _build_finished.release()
@@ -206,6 +210,34 @@ def reset() -> None:
     global _instance, _provisional, _generation
     with _lock:
         _instance = _provisional = None
+        publish()
         _generation += 1
         _settings.forget()
         _work_memory.forget()
+
+
+def watch(watcher: Callable[[Any], None]) -> None:
+    """Have *watcher* called with the process registry (None: none yet) now and whenever it
+    or its selection changes (argonishche._blake2 pushes the selected table to the C type)."""
+    global _watcher
+    with _lock:
+        _watcher = watcher
+        publish()
+
+
+def publish() -> None:
+    """Tell the watcher the process registry's selection as it is now.  Called holding
+    ``_lock`` (or in a forked child, alone), so that pushes come in the order of the changes;
+    tests that install a registry by hand call it too."""
+    watcher = _watcher
+    if watcher is not None:
+        watcher(_instance)
+
+
+def selection_changed(registry: Any) -> None:
+    """*registry*'s selection changed (``Registry._choose``): pushed if it is the process's.
+    Another registry (a test's own, the provisional one) is not what the hot paths use."""
+    if registry is _instance:  # without the lock first: other registries never wait for it
+        with _lock:
+            if registry is _instance:
+                publish()

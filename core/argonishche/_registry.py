@@ -108,7 +108,8 @@ class Registry:
         for entry in self.entries.values():
             if entry.state == AVAILABLE and not entry.builtin:
                 self._check_plugin_backend(entry, reference)
-        self.tables: dict[str, CData] = {}   # algorithm -> selected kernel table, for hot paths
+        # algorithm -> selected kernel table, for hot paths; replaced by _choose only
+        self.tables: dict[str, CData] = {}
         self.choices: dict[str, _selection.Choice] = {}   # algorithm -> what was chosen, why
         self.selection_error: ArgonishcheError | None = None
         # id(table) -> (table, its entry), kept for the process: see hashing_tables().
@@ -145,10 +146,13 @@ class Registry:
         return _selection.usable(self.entries.values())
 
     def _choose(self, choices: dict[str, _selection.Choice]) -> None:
+        # The one way the selection changes: a new tables dict (never one changed in place),
+        # pushed to the C blake2b type if this is the process registry.
         _selection.mark(self.entries.values(),
                         {a: self.entries[c.backend] for a, c in choices.items()})
         self.choices = choices
         self.tables = {a: self.entries[c.backend].table for a, c in choices.items()}
+        _process_registry.selection_changed(self)
 
     def calibrate(self, rounds: int = _selection.ROUNDS,
                   budget: float = _selection.BUDGET_SECONDS,
@@ -263,9 +267,7 @@ class Registry:
                 self.selection_error = BackendError(
                     f"no usable backend: {name} was quarantined ({reason}). "
                     f"{_selection.summary(self.entries.values())}")
-            # _choose replaces the tables dict (never mutates it): the blake2b type
-            # (core/ext/blake2b_type.c) compares its cached table with the dict's and follows.
-            self._choose(choices)
+            self._choose(choices)  # pushes the new selection to the C blake2b type at once
             return True
 
     @property

@@ -9,27 +9,26 @@
  * PyObject_GetBuffer.
  *
  * Sub-interpreters: multi-phase initialisation with per-module state (module_state), so each
- * interpreter has its own module, type, registry link and cached table; the same .so declares
- * per-interpreter-GIL support on 3.12 and later (see PyInit).
+ * interpreter has its own module, type, resolver and selected table (pushed by its own
+ * registry); the same .so declares per-interpreter-GIL support on 3.12 and later (see PyInit).
  *
  * No BLAKE2b here: init/update/final are the core's (core/csrc/blake2b.c, in argonishche._core)
  * and the compression function is the selected backend's, through its kernel table.  The core's
- * function pointers and the way to the registry's selection are handed over once, by
- * argonishche._blake2 (connect()), when it is imported in an interpreter.
+ * function pointers and the resolver are handed over once, by argonishche._blake2 (connect()),
+ * when it is imported in an interpreter.
  *
  * The kernel table: like the Python class before it, every object takes the table selected
- * when it is made (the registry's tables["blake2b"], which calibrate() and a forced backend
- * set), or the named backend's with backend=.  Looking it up is three dictionary lookups (the
- * registry module's _instance, its tables, their "blake2b") and an identity test against the
- * table object last converted; anything else (no registry yet, a new table) asks the Python
- * side, which raises what the registry raises.
+ * when it is made (the registry's tables["blake2b"], which calibrate(), a quarantine and a
+ * forced backend set), or the named backend's with backend=.  The selection is pushed, not
+ * looked up: the process registry calls set_selected() (through argonishche._blake2) whenever
+ * it changes -- built, reset, re-chosen (Registry._choose), forgotten in a forked child -- so a
+ * construction reads one pointer of the module state.  Nothing pushed (no registry yet, or no
+ * usable backend) asks the Python side, which builds the registry or raises what it raises.
  *
  * What a small hash costs besides the kernel, kept at hashlib's or below: the module state
  * found from the type in two calls (state_of_type), the data of bytes taken without the buffer
- * protocol, a default object's state copied from one made once per selected table (init zeroes
- * the whole state first), freed objects of the type kept for the next ones, and the GIL kept
- * under GIL_MINSIZE bytes.  The three lookups of the selection are what remains above hashlib:
- * 3.11's limited API has no vectorcall for a type and no dict watcher to avoid them.
+ * protocol, a default object's state copied from one made once per pushed table, freed
+ * objects of the type kept for the next ones, and the GIL kept under GIL_MINSIZE bytes.
  *
  * Threads, as in hashlib: an object may be shared.  Updates of 2048 bytes or more release the
  * GIL; the first such update gives the object its lock, and from then on every use of the
@@ -78,27 +77,26 @@ static const char *const keyword_names[N_ARGS] = {
 
 /* Everything the module keeps, per module object and so per interpreter (PEP 489 multi-phase
  * initialisation, PEP 573 module state): no C static is written after compilation, so that each
- * interpreter's module has its own type, its own way to its own registry and its own cached
- * table, and destroying one interpreter leaves the others' intact. */
+ * interpreter's module has its own type, its own resolver and the table its own registry
+ * pushes, and destroying one interpreter leaves the others' intact. */
 typedef struct {
     core_functions core;
     PyTypeObject *type;       /* this module's blake2b type */
-    PyObject *registry_dict;  /* this interpreter's argonishche._registry module dict */
     PyObject *resolver;       /* backend or None -> (table object, address) */
     PyObject *parameter_error, *parameter_type_error, *parameter_overflow_error;
-    PyObject *cached_registry;      /* the Registry whose __dict__ is cached_registry_dict */
-    PyObject *cached_registry_dict;
-    PyObject *cached_table;         /* the table object last resolved, and its address */
-    const void *cached_address;
-    /* The core's init of a state for cached_address with the default parameters (64-byte
-     * digest, nothing else): copied into each such new object, which costs less than init's
-     * zeroing of the whole state. */
+    /* The process registry's selected table, as its last push (set_selected) gave it: the
+     * table object (kept alive here) and its address; NULL when nothing is pushed.  Written
+     * and read under the GIL (this interpreter's: each has its own module state). */
+    PyObject *selected_table;
+    const void *selected;
+    /* The core's init of a state for *selected* with the default parameters (64-byte digest,
+     * nothing else): copied into each such new object, which costs less than init. */
     argonishche_blake2b_state default_state;
     /* Freed objects of the type itself, for the next ones (pymalloc's own lists cost more);
      * never more than FREE_OBJECTS_MAX of them. */
     struct Blake2bObject *free_objects;
     int n_free_objects;
-    PyObject *s_instance, *s_tables, *s_blake2b, *empty_bytes, *zero;
+    PyObject *s_blake2b, *empty_bytes, *zero;
     PyObject *keywords[N_ARGS]; /* interned */
 } module_state;
 
@@ -182,43 +180,12 @@ static const void *resolve(module_state *st, PyObject *backend, PyObject **table
     return address;
 }
 
-/* The registry's selected table for blake2b, as argonishche._registry.selected_table() finds it. */
-static const void *selected_table(module_state *st) {
-    PyObject *registry = PyDict_GetItemWithError(st->registry_dict, st->s_instance); /* borrowed */
-    if (registry != NULL && registry != Py_None) {
-        if (registry != st->cached_registry) {
-            PyObject *dict = PyObject_GenericGetDict(registry, NULL);
-            if (dict == NULL) return NULL;
-            PyObject *old = st->cached_registry, *old_dict = st->cached_registry_dict;
-            Py_INCREF(registry);
-            st->cached_registry = registry;
-            st->cached_registry_dict = dict;
-            Py_XDECREF(old);
-            Py_XDECREF(old_dict);
-        }
-        PyObject *tables = PyDict_GetItemWithError(st->cached_registry_dict, st->s_tables);
-        if (tables != NULL && (PyDict_CheckExact(tables) || PyDict_Check(tables))) {
-            PyObject *table = PyDict_GetItemWithError(tables, st->s_blake2b);
-            if (table != NULL && table == st->cached_table) return st->cached_address;
-        }
-    }
-    if (PyErr_Occurred()) return NULL;
-    /* Not built yet, no usable backend, or another table: the Python side says which (or why
-     * none), and the answer is kept for the next object. */
-    PyObject *table;
-    const void *address = resolve(st, Py_None, &table);
-    if (address == NULL) return NULL;
-    if (st->core.init(&st->default_state, address, 64, NULL, 0, NULL, 0, NULL, 0, NULL) !=
-        ARGONISHCHE_OK) {
-        Py_DECREF(table);
-        PyErr_SetString(PyExc_SystemError, "blake2b init refused the default parameters");
-        return NULL;
-    }
-    PyObject *old = st->cached_table;
-    st->cached_table = table;
-    st->cached_address = address;
-    Py_XDECREF(old);
-    return address;
+/* The table a construction without backend= uses: the pushed one, else (nothing pushed: no
+ * registry yet, or none usable) the resolver's answer, whose object goes to *table_out* (the
+ * caller releases it once init has read the table). */
+static const void *selected_table(module_state *st, PyObject **table_out) {
+    if (st->selected != NULL) return st->selected;
+    return resolve(st, Py_None, table_out);
 }
 
 /* ---- arguments -------------------------------------------------------------------------- */
@@ -498,7 +465,8 @@ static PyObject *blake2b_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
     PyObject *tree_given[N_TREE_ARGS]; /* set (all) once a tree argument is seen */
     Py_buffer views[4]; /* key, salt, person, data */
     long size = 64;
-    const void *table;
+    const void *table = NULL;
+    PyObject *table_object = NULL; /* the resolver's table, held until init has read it */
     argonishche_blake2b_tree tree;
     int has_tree = 0;
 
@@ -551,13 +519,13 @@ static PyObject *blake2b_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
     /* usedforsecurity: accepted and unused, as hashlib's builtin blake2b does (its truth value
      * is taken, so an object whose __bool__ fails fails here too). */
     if (usedforsecurity != NULL && PyObject_IsTrue(usedforsecurity) < 0) return NULL;
+    /* The resolver is asked here, before the buffers, so that its errors (an unknown backend,
+     * no usable one) come first; the pushed table is read below, just before init. */
     if (backend != NULL && backend != Py_None) {
-        PyObject *table_object;
         table = resolve(st, backend, &table_object);
         if (table == NULL) return NULL;
-        Py_DECREF(table_object); /* a backend's table lives as long as the process */
-    } else {
-        table = selected_table(st);
+    } else if (st->selected == NULL) {
+        table = resolve(st, Py_None, &table_object);
         if (table == NULL) return NULL;
     }
 
@@ -571,16 +539,29 @@ static PyObject *blake2b_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
         (person != NULL && byte_argument(st, "person", person, 16, &views[2]) < 0) ||
         (data != NULL && data_buffer(data, &views[3]) < 0)) {
         release_all(views, 4);
+        Py_XDECREF(table_object);
         return NULL;
     }
     Blake2bObject *self = new_object(st, type);
     if (self == NULL) {
         release_all(views, 4);
+        Py_XDECREF(table_object);
         return NULL;
+    }
+    /* The pushed table, read after the last call that can run Python code (a buffer's
+     * __buffer__, a collection in a subclass's tp_alloc, which could push another one or
+     * release the pushed object) and used by init at once. */
+    if (table == NULL) {
+        table = selected_table(st, &table_object);
+        if (table == NULL) {
+            release_all(views, 4);
+            Py_DECREF(self);
+            return NULL;
+        }
     }
     self->keyed = views[0].len > 0;
     if (size == 64 && !has_tree && views[0].len == 0 && views[1].len == 0 &&
-        views[2].len == 0 && table == st->cached_address) {
+        views[2].len == 0 && table == st->selected) {
         copy_state(&self->state, &st->default_state);
     } else if (st->core.init(&self->state, table, (size_t)size, views[0].buf,
                              (size_t)views[0].len, views[1].buf, (size_t)views[1].len,
@@ -588,9 +569,11 @@ static PyObject *blake2b_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
                              has_tree ? &tree : NULL) != ARGONISHCHE_OK) {
         release_all(views, 4);
         Py_DECREF(self);
+        Py_XDECREF(table_object);
         PyErr_SetString(st->parameter_error, "the C driver refused the BLAKE2b parameters");
         return NULL;
     }
+    Py_XDECREF(table_object); /* init has read the table: the state holds its function */
     release_all(views, 3);
     if (data != NULL) {
         hash_buffer(self, &views[3], 0); /* cannot fail when not shared */
@@ -765,23 +748,22 @@ static PyType_Spec blake2b_spec = {
 /* ---- the module ------------------------------------------------------------------------- */
 
 PyDoc_STRVAR(connect_doc,
-             "connect(functions, registry_dict, resolver, parameter_error, "
-             "parameter_type_error, parameter_overflow_error, /)\n--\n\n"
+             "connect(functions, resolver, parameter_error, parameter_type_error, "
+             "parameter_overflow_error, /)\n--\n\n"
              "Called once by argonishche._blake2: the addresses of the core's "
              "argonishche_blake2b_init_tree, argonishche_blake2b_update, _final and "
-             "argonishche_secure_wipe; the argonishche._registry module's dict; "
-             "resolver(backend) -> (table, address); the three exception classes.");
+             "argonishche_secure_wipe; resolver(backend) -> (table, address); the three "
+             "exception classes.  Forgets the table pushed before.");
 
 static PyObject *connect(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     module_state *st = PyModule_GetState(module);
     void *functions[4];
     if (st == NULL) return NULL;
-    if (nargs != 6) {
-        PyErr_SetString(PyExc_TypeError, "connect() takes 6 arguments");
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "connect() takes 5 arguments");
         return NULL;
     }
-    if (!PyTuple_Check(args[0]) || PyTuple_Size(args[0]) != 4 || !PyDict_Check(args[1]) ||
-        !PyCallable_Check(args[2])) {
+    if (!PyTuple_Check(args[0]) || PyTuple_Size(args[0]) != 4 || !PyCallable_Check(args[1])) {
         PyErr_SetString(PyExc_TypeError, "connect(): bad arguments");
         return NULL;
     }
@@ -793,18 +775,17 @@ static PyObject *connect(PyObject *module, PyObject *const *args, Py_ssize_t nar
         }
     }
     /* Again when argonishche._blake2 is imported anew in this interpreter (this module, kept
-     * in sys.modules, outlives it): the new registry module and classes replace the old. */
-    PyObject *old[8] = {st->registry_dict, st->resolver, st->parameter_error,
-                        st->parameter_type_error, st->parameter_overflow_error,
-                        st->cached_registry, st->cached_registry_dict, st->cached_table};
-    st->registry_dict = Py_NewRef(args[1]);
-    st->resolver = Py_NewRef(args[2]);
-    st->parameter_error = Py_NewRef(args[3]);
-    st->parameter_type_error = Py_NewRef(args[4]);
-    st->parameter_overflow_error = Py_NewRef(args[5]);
-    st->cached_registry = st->cached_registry_dict = st->cached_table = NULL;
-    st->cached_address = NULL;
-    for (int i = 0; i < 8; i++) Py_XDECREF(old[i]);
+     * in sys.modules, outlives it): the new resolver and classes replace the old, and the
+     * table pushed for the old registry module is forgotten (the new one pushes its own). */
+    PyObject *old[5] = {st->resolver, st->parameter_error, st->parameter_type_error,
+                        st->parameter_overflow_error, st->selected_table};
+    st->resolver = Py_NewRef(args[1]);
+    st->parameter_error = Py_NewRef(args[2]);
+    st->parameter_type_error = Py_NewRef(args[3]);
+    st->parameter_overflow_error = Py_NewRef(args[4]);
+    st->selected_table = NULL;
+    st->selected = NULL;
+    for (int i = 0; i < 5; i++) Py_XDECREF(old[i]);
     st->core.update = (update_fn)functions[1];
     st->core.final = (final_fn)functions[2];
     st->core.wipe = (wipe_fn)functions[3];
@@ -818,15 +799,55 @@ PyDoc_STRVAR(selected_address_doc,
 
 static PyObject *selected_table_address(PyObject *module, PyObject *unused) {
     module_state *st = PyModule_GetState(module);
+    PyObject *table_object = NULL;
     (void)unused;
     if (st == NULL || !connected(st)) return NULL;
-    const void *table = selected_table(st);
+    const void *table = selected_table(st, &table_object);
+    Py_XDECREF(table_object);
     return table == NULL ? NULL : PyLong_FromVoidPtr((void *)table);
+}
+
+PyDoc_STRVAR(set_selected_doc,
+             "set_selected($module, table, address, /)\n--\n\n"
+             "The process registry's push of its selected BLAKE2b table (the table object, kept "
+             "alive, and its address), or of None, None: nothing usable or no registry, so "
+             "constructions ask the resolver.");
+
+static PyObject *set_selected(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    module_state *st = PyModule_GetState(module);
+    if (st == NULL || !connected(st)) return NULL;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "set_selected() takes 2 arguments");
+        return NULL;
+    }
+    const void *address = NULL;
+    if (args[1] != Py_None) {
+        address = PyLong_AsVoidPtr(args[1]);
+        if (address == NULL) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "set_selected(): NULL table");
+            return NULL;
+        }
+        /* The default state is made before anything is changed, so that a refusal leaves the
+         * last push in force; both change together, with no Python code in between. */
+        argonishche_blake2b_state fresh = {0}; /* no stack bytes carried into objects */
+        if (st->core.init(&fresh, address, 64, NULL, 0, NULL, 0, NULL, 0, NULL) !=
+            ARGONISHCHE_OK) {
+            PyErr_SetString(PyExc_SystemError, "blake2b init refused the default parameters");
+            return NULL;
+        }
+        copy_state(&st->default_state, &fresh);
+    }
+    PyObject *old = st->selected_table;
+    st->selected_table = address == NULL ? NULL : Py_NewRef(args[0]);
+    st->selected = address;
+    Py_XDECREF(old); /* last: its release may run Python code */
+    Py_RETURN_NONE;
 }
 
 static PyMethodDef module_methods[] = {
     {"connect", (PyCFunction)(void (*)(void))connect, METH_FASTCALL, connect_doc},
     {"selected_table_address", selected_table_address, METH_NOARGS, selected_address_doc},
+    {"set_selected", (PyCFunction)(void (*)(void))set_selected, METH_FASTCALL, set_selected_doc},
     {NULL, NULL, 0, NULL},
 };
 
@@ -849,9 +870,7 @@ static int set_type_attribute(PyObject *type, const char *name, PyObject *value)
 static int module_exec(PyObject *module) {
     module_state *st = PyModule_GetState(module);
     if (st == NULL) return -1;
-    if (intern(&st->s_instance, "_instance") < 0 || intern(&st->s_tables, "tables") < 0 ||
-        intern(&st->s_blake2b, "blake2b") < 0)
-        return -1;
+    if (intern(&st->s_blake2b, "blake2b") < 0) return -1;
     for (int i = 0; i < N_ARGS; i++)
         if (intern(&st->keywords[i], keyword_names[i]) < 0) return -1;
     st->empty_bytes = PyBytes_FromStringAndSize("", 0);
@@ -889,14 +908,11 @@ static int module_traverse(PyObject *module, visitproc visit, void *arg) {
     module_state *st = PyModule_GetState(module);
     if (st == NULL) return 0;
     Py_VISIT(st->type);
-    Py_VISIT(st->registry_dict);
     Py_VISIT(st->resolver);
     Py_VISIT(st->parameter_error);
     Py_VISIT(st->parameter_type_error);
     Py_VISIT(st->parameter_overflow_error);
-    Py_VISIT(st->cached_registry);
-    Py_VISIT(st->cached_registry_dict);
-    Py_VISIT(st->cached_table);
+    Py_VISIT(st->selected_table);
     return 0;
 }
 
@@ -909,22 +925,18 @@ static int module_clear(PyObject *module) {
     if (st == NULL) return 0;
     st->core.init = NULL;
     Py_CLEAR(st->type);
-    Py_CLEAR(st->registry_dict);
     Py_CLEAR(st->resolver);
     Py_CLEAR(st->parameter_error);
     Py_CLEAR(st->parameter_type_error);
     Py_CLEAR(st->parameter_overflow_error);
-    Py_CLEAR(st->cached_registry);
-    Py_CLEAR(st->cached_registry_dict);
-    Py_CLEAR(st->cached_table);
+    st->selected = NULL;
+    Py_CLEAR(st->selected_table);
     while (st->free_objects != NULL) {
         Blake2bObject *next = st->free_objects->next_free;
         PyObject_Free(st->free_objects);
         st->free_objects = next;
     }
     st->n_free_objects = 0;
-    Py_CLEAR(st->s_instance);
-    Py_CLEAR(st->s_tables);
     Py_CLEAR(st->s_blake2b);
     Py_CLEAR(st->empty_bytes);
     Py_CLEAR(st->zero);

@@ -1,7 +1,8 @@
 """The C ``blake2b`` type (core/ext/blake2b_type.c, ``argonishche._blake2b_type``): the kernel
-table it hashes with follows the registry's selection (calibrate(), a forced backend, a new
-registry); large updates release the GIL; a keyed state is wiped when freed; pickling and copying
-behave as they did for the Python class; made and dropped in a loop, objects do not leak."""
+table it hashes with follows the registry's selection, pushed to it at once (calibrate(), a
+quarantine, reset(), a forced backend, a new registry, a forked child's); large updates release
+the GIL; a keyed state is wiped when freed; pickling and copying behave as they did for the
+Python class; made and dropped in a loop, objects do not leak."""
 
 from __future__ import annotations
 
@@ -39,7 +40,8 @@ def test_the_type_is_argonishche_blake2b_and_pickles_by_that_name():
 @pytest.fixture
 def counting(monkeypatch):
     """(install, calls): install() makes a counting table the registry's selected one, as
-    Registry._choose does (a new tables dict); calls lists the blocks it compressed."""
+    Registry._choose does (a new tables dict, pushed to the type); calls lists the blocks it
+    compressed."""
     real = _registry.selected_table("blake2b")
     calls: list[int] = []
 
@@ -56,8 +58,9 @@ def counting(monkeypatch):
     table.compiled_for = real.compiled_for
     reg = _registry.get()
 
-    def install():
+    def install(reg=reg):
         monkeypatch.setattr(reg, "tables", {**reg.tables, "blake2b": table})
+        _process_registry.publish()  # as _choose does (process_state pushes the real one back)
         return table
 
     install.keep = (compress, table)  # the callback and table live as long as the test
@@ -87,16 +90,78 @@ def test_objects_hash_with_the_selected_table(counting):
     assert calls == []
 
 
-def test_the_table_follows_an_in_place_change_of_the_selection(counting, monkeypatch):
-    install, calls = counting
-    table = install()
-    reg = _registry.get()
-    other = next(e.table for e in reg.entries.values()
-                 if e.table is not None and address(e.table) != address(table))
-    monkeypatch.setitem(reg.tables, "blake2b", other)
-    assert _blake2b_type.selected_table_address() == address(other)
+def test_a_quarantine_is_followed_at_once(install, counting):
+    """The quarantined backend's table (here the counting one) is not used by the next object:
+    the quarantine's new selection is pushed to the type.  A registry of the test's own, made
+    the process's (the install fixture), so the real one keeps its selection."""
+    install_table, calls = counting
+    reg = install(make_registry())
+    quarantined = reg.selected_name("blake2b")
+    table = install_table(reg)
     blake2b(b"abc").digest()
+    assert calls == [1]
+    calls.clear()
+    assert reg.quarantine(quarantined, "a wrong result (test)")
+    if reg.tables.get("blake2b") is None:  # it was the only usable backend
+        with pytest.raises(BackendError, match="quarantined"):
+            blake2b(b"abc")
+        return
+    assert _blake2b_type.selected_table_address() == selected_address() != address(table)
+    assert blake2b(b"abc").digest() == hashlib.blake2b(b"abc").digest()
     assert calls == []
+
+
+def test_reset_is_followed_at_once():
+    """After reset() the type uses no table of the registry forgotten: the next object builds
+    the new one (here with another backend forced) and hashes with its selection."""
+    code = """
+        import os
+        from argonishche import _blake2b_type, _process_registry, _registry, blake2b
+        from argonishche._core import ffi
+        def address(table):
+            return int(ffi.cast("uintptr_t", table))
+        first = _registry.get()
+        before = address(first.tables["blake2b"])
+        assert _blake2b_type.selected_table_address() == before
+        other = next((e for e in first.usable() if address(e.table) != before), None)
+        if other is None:
+            print("skip: one usable blake2b table")
+            raise SystemExit(0)
+        os.environ["ARGONISHCHE_BACKEND"] = other.name
+        _registry.reset()
+        blake2b(b"abc").digest()
+        assert _process_registry._instance is not None, "blake2b() did not build the registry"
+        assert _blake2b_type.selected_table_address() == address(other.table), other.name
+        print("ok")
+        """
+    result = run_python(code)
+    assert result.returncode == 0, result.stdout + result.stderr
+    if "skip" in result.stdout:
+        pytest.skip(result.stdout.strip())
+    assert "ok" in result.stdout, result.stdout + result.stderr
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="no fork()")
+def test_a_forked_childs_new_registry_is_followed():
+    """A child forked while plugin code ran forgets the registry (argonishche._process_registry):
+    its first object builds its own instead of using the parent's selection."""
+    code = """
+        import os
+        from argonishche import _process_registry, _registry, blake2b
+        _registry.get()
+        blake2b(b"abc").digest()
+        _process_registry._plugin_threads.append(-1)  # as if a thread ran plugin code
+        pid = os.fork()
+        if pid == 0:
+            forgot = _process_registry._instance is None
+            blake2b(b"abc").digest()
+            os._exit(0 if forgot and _process_registry._instance is not None else 3)
+        _process_registry._plugin_threads.remove(-1)
+        assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+        print("ok")
+        """
+    result = run_python(code)
+    assert result.returncode == 0 and "ok" in result.stdout, result.stdout + result.stderr
 
 
 def test_the_table_follows_calibrate(install, monkeypatch):
@@ -114,9 +179,8 @@ def test_the_table_follows_calibrate(install, monkeypatch):
 
 
 @pytest.mark.skipif("ref" not in usable_backend_names(), reason="no ref backend")
-def test_the_table_follows_a_new_registry_with_a_forced_backend(monkeypatch):
-    reg = make_registry(environ={"ARGONISHCHE_BACKEND": "ref"})
-    monkeypatch.setattr(_process_registry, "_instance", reg)
+def test_the_table_follows_a_new_registry_with_a_forced_backend(install):
+    reg = install(make_registry(environ={"ARGONISHCHE_BACKEND": "ref"}))
     ref = reg.kernel_table("blake2b", "ref")
     assert address(_registry.selected_table("blake2b")) == address(ref)
     assert _blake2b_type.selected_table_address() == address(ref)
@@ -145,6 +209,7 @@ def test_no_usable_backend_raises_the_registrys_error(monkeypatch):
     reg = _registry.get()
     monkeypatch.setattr(reg, "tables", {})
     monkeypatch.setattr(reg, "selection_error", BackendError("no usable backend (test)"))
+    _process_registry.publish()  # as _choose does (process_state pushes the real one back)
     with pytest.raises(BackendError, match="no usable backend"):
         blake2b(b"abc")
     with pytest.raises(BackendError, match="no usable backend"):
@@ -206,7 +271,8 @@ def test_freed_objects_are_made_anew():
         made = [blake2b(key=b"q", digest_size=10) for _ in range(40)]
         for h in made:
             h.update(b"w")
-        assert {h.digest() for h in made} == {hashlib.blake2b(b"w", key=b"q", digest_size=10).digest()}
+        want = hashlib.blake2b(b"w", key=b"q", digest_size=10).digest()
+        assert {h.digest() for h in made} == {want}
 
 
 # ---- threads ---------------------------------------------------------------------------------
@@ -253,7 +319,7 @@ def test_a_keyed_state_is_wiped_when_freed():
     code = """
         import gc
         import argonishche
-        from argonishche import _blake2, _blake2b_type, _process_registry
+        from argonishche import _blake2, _blake2b_type
         from argonishche._core import ffi, lib
         from argonishche.exceptions import (
             ParameterError, ParameterOverflowError, ParameterTypeError)
@@ -269,8 +335,7 @@ def test_a_keyed_state_is_wiped_when_freed():
             (_blake2._address("argonishche_blake2b_init_tree"),
              _blake2._address("argonishche_blake2b_update"),
              _blake2._address("argonishche_blake2b_final"), int(ffi.cast("uintptr_t", wipe))),
-            vars(_process_registry), _blake2._kernel_table, ParameterError, ParameterTypeError,
-            ParameterOverflowError)
+            _blake2._kernel_table, ParameterError, ParameterTypeError, ParameterOverflowError)
         size = ffi.sizeof("argonishche_blake2b_state")
         h = argonishche.blake2b(key=b"K" * 64)
         clone = h.copy()

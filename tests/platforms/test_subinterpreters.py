@@ -274,8 +274,7 @@ except RuntimeError as exc:  # its own module state: not connected in this inter
     assert "not connected" in str(exc), exc
 else:
     raise AssertionError("the module of a new interpreter was connected already")
-module.connect(ADDRESSES, {}, lambda backend: (None, TABLE), ValueError, TypeError,
-               OverflowError)
+module.connect(ADDRESSES, lambda backend: (None, TABLE), ValueError, TypeError, OverflowError)
 keyed = module.blake2b(key=b"k" * 16, salt=b"s" * 16, person=b"p" * 16)
 keyed.update(b"x")
 grown = module.blake2b(b"abc", digest_size=32).copy()
