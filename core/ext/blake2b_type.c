@@ -815,7 +815,10 @@ PyDoc_STRVAR(set_selected_doc,
 
 static PyObject *set_selected(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     module_state *st = PyModule_GetState(module);
-    if (st == NULL || !connected(st)) return NULL;
+    if (st == NULL) return NULL;
+    /* Cleared (an interpreter finalizing, whose registry may still reset): no object can be
+     * made any more, so there is nothing to keep; an error would surface from reset(). */
+    if (st->core.init == NULL) Py_RETURN_NONE;
     if (nargs != 2) {
         PyErr_SetString(PyExc_TypeError, "set_selected() takes 2 arguments");
         return NULL;
