@@ -52,8 +52,7 @@ if TYPE_CHECKING:  # the lazy names, for type checkers and IDEs
 KERNEL_ABI: int = _lib.ARGONISHCHE_KERNEL_ABI
 
 #: Public names imported on first use (PEP 562), and their modules: a process that only hashes
-#: with argon2_hash does not pay for them (about 2.5 ms of its import: 22.1 against 24.5 ms,
-#: medians of alternating new processes).
+#: with argon2_hash does not pay for them.
 _LAZY = {"PasswordHasher": "._password_hasher", "hash_many": "._batch", "blake2b": "._blake2"}
 
 # A child forked while another thread is importing one of them would inherit that module half

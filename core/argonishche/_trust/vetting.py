@@ -117,7 +117,7 @@ def certify(entry: BackendEntry, reference: CData | None, settings: Settings | N
               "backend is compared with, is not usable here", "is not used")
         return
     from . import (
-        certification,  # only with third-party backends: it costs ~2 ms to import
+        certification,  # only with third-party backends: costly to import
         code_identity,
     )
 
