@@ -2,7 +2,7 @@
 misbehaving plugin wheels.
 
 Each plugin is a small project (tests/plugin_wheels.py) whose kernels are ref's with one
-misbehaviour (tests/registry/bad_plugins/trust/misbehaving.c), built into a wheel with pip once
+misbehaviour (tests/trust/bad_plugins/trust/misbehaving.c), built into a wheel with pip once
 per session, installed with pip, and run in fresh interpreters with a cache directory of their own
 (XDG_CACHE_HOME: certification and selection records live there).  Expected tags come from
 argon2-cffi and hashlib, never from argonishche.
