@@ -240,6 +240,18 @@ def state_of(reg, name):
     return {record.name: record for record in reg.report()}[name]
 
 
+def plugin_of(reg, name):
+    """The record of the plugin (entry point) *name* in *reg*; there must be exactly one."""
+    records = [p for p in reg.plugins if p.name == name]
+    assert len(records) == 1, reg.plugins
+    return records[0]
+
+
+def builtin_choice(algorithm="argon2"):
+    """What the built-in backends alone select on this CPU."""
+    return make_registry().selected_name(algorithm)
+
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]  # the repository (this file is tests/support.py)
 #: Harnesses and scripts that tests run or import, but that are not tests themselves.
 TOOLS = ROOT / "tools"

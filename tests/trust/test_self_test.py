@@ -178,7 +178,7 @@ def test_certification_compares_argon2_with_ref_and_known_answers(ref):
 #
 # The records are keyed on the code behind the kernel table: here ref's real table (its shared
 # object, found with dladdr) and a module file of our own, which stands for a Python module
-# re-exporting the compiled one (tests/trust/test_certification_child.py changes compiled code itself).
+# re-exporting the compiled one (test_certification_child.py changes compiled code itself).
 
 
 @pytest.fixture
