@@ -221,8 +221,8 @@ def own_entry_points():
 def timings_where(winners, ordinary=200.0):
     """A stand-in for ``argonishche._selection.sample`` under which each backend named in
     *winners* ({algorithm: backend}) takes half the time of every other backend, to show what
-    the selection does where the ladder's order is not the speed order (an AMD Zen 5's BLAKE2b,
-    where ref beats every vector kernel), on any CPU."""
+    the selection does where the ladder's order is not the speed order (as on CPUs where ref's
+    BLAKE2b beats every vector kernel), on any CPU."""
     def sample(entry, algorithm, scratch):
         return ordinary / 2 if winners.get(algorithm) == entry.name else ordinary
     return sample

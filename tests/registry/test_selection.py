@@ -270,7 +270,7 @@ SELECTION_TESTS = ("platforms/test_emulation.py", "api/test_backends_api.py",
 
 @pytest.mark.timeout(600)
 def test_the_selection_tests_pass_where_measurement_disagrees_with_the_ladder():
-    """On an AMD Zen 5 measurement picks ref for BLAKE2b, which the ladder ranks last; a test
+    """On some CPUs measurement picks ref for BLAKE2b, which the ladder ranks last; a test
     that assumed the ladder, or left a measurement's choice behind for the tests after it,
     failed there.  tools/measurement_disagrees.py makes every CPU measure that way (and more:
     Argon2 from the ladder's second-lowest rung), and the tests that check the selection must
