@@ -3,7 +3,8 @@
 errors when nothing can be used; one registry however many threads ask for it first.
 
 Discovery is tested in test_registry_discovery.py, what the registry refuses after vetting in
-test_registry_vetting.py, and the remembered selection in test_selection.py.
+test_registry_vetting.py, and measurement and its records in test_selection.py and
+test_remembered_selection.py.
 """
 
 from __future__ import annotations
