@@ -20,8 +20,10 @@ import sys
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
     from typing import NamedTuple
-else:
+elif __package__:
     from argonishche._named_tuple import NamedTuple
+else:  # loaded by path by core/build_backends.py, where argonishche cannot be imported
+    from typing import NamedTuple
 
 #: ``arches`` of a row built for every architecture (portable C only).
 EVERY_ARCH: tuple[str, ...] = ("*",)
