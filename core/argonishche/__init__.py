@@ -10,7 +10,6 @@ from __future__ import annotations
 import _thread
 import importlib
 import os
-from typing import TYPE_CHECKING, Any
 
 # What every hash needs is imported now, in the importing thread; see _LAZY for the rest.
 from . import _registry
@@ -41,6 +40,10 @@ from .exceptions import (
     VerifyMismatchError,
 )
 from .hookspecs import Allocator, Backend, hookimpl
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    from typing import Any
 
 if TYPE_CHECKING:  # the lazy names, for type checkers and IDEs
     from ._batch import hash_many

@@ -46,12 +46,12 @@ from __future__ import annotations
 import atexit
 import mmap
 import os
-from typing import TYPE_CHECKING, cast
 
 from ._core import ffi, lib
 from .exceptions import ArgonishcheMemoryError
 from .hookspecs import Allocator, hookimpl
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -132,9 +132,9 @@ class ArenaAllocator(Allocator):
 
     def release(self, buffer: memoryview | bytearray) -> None:
         # Only ever given back what acquire() returned: a memoryview of a mapping.
-        buffer = cast(memoryview, buffer)
-        mapping = cast(mmap.mmap, buffer.obj)
-        buffer.release()
+        given: memoryview = buffer  # type: ignore[assignment]
+        mapping: mmap.mmap = given.obj  # type: ignore[assignment]
+        given.release()
         view = ffi.from_buffer(mapping)
         lib.argonishche_secure_wipe(view, len(view))
         ffi.release(view)

@@ -13,7 +13,6 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, fields
-from typing import NamedTuple, TypeAlias
 
 from .exceptions import (
     LimitExceededError,
@@ -22,6 +21,12 @@ from .exceptions import (
     UnsupportedParametersError,
     echo,
 )
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    from typing import NamedTuple, TypeAlias
+else:
+    from ._named_tuple import NamedTuple
 
 #: What :func:`byte_buffer` returns: the bytes-like object C receives.
 ByteView: TypeAlias = bytes | bytearray | memoryview

@@ -35,10 +35,13 @@ import _thread
 import contextlib
 import os
 from collections.abc import Callable, Iterator
-from typing import Any
 
 from . import _settings, _warn, _work_memory
 from ._discovery import PluginCode
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    from typing import Any
 
 # The C blake2b type (core/ext/blake2b_type.c) reads _instance and its ``tables`` dict by name
 # on every construction: renaming either means changing it there too.

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import NamedTuple
 
 from . import _remembered_selection
 from ._core import ffi, lib
@@ -51,6 +50,12 @@ from ._settings import Settings
 from ._trust import record_store
 from ._wording import stated
 from .exceptions import BackendError, SettingError, echo
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from ._named_tuple import NamedTuple
 
 ALGORITHMS = ("argon2", "blake2b")
 #: Backends that come in wheels of their own, for the hint when one is asked for but missing

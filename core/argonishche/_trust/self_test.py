@@ -22,11 +22,12 @@ import mmap
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from .. import _hash_call
 from .._core import ffi
 from ..vectors import ARGON2_VECTORS, BLAKE2B_TREE_VECTORS, BLAKE2B_VECTORS
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 
 if TYPE_CHECKING:
     from .._core import CData
