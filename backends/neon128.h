@@ -52,7 +52,7 @@ ARGONISHCHE_INLINE uint64x2_t neon128_high_low(uint64x2_t a, uint64x2_t b) {
 /* An empty asm claiming to change x, so that x is computed as written.  G adds a message word
  * and b to a, and b is the end of the chain a -> d -> c -> b: a + m should be formed while b is
  * still on its way.  The compiler may otherwise reassociate to a + (b + m), two additions after
- * b instead of one (simd128.h measured this at about 10% of BLAKE2b on x86). */
+ * b instead of one. */
 ARGONISHCHE_INLINE uint64x2_t neon128_as_written(uint64x2_t x) {
     __asm__("" : "+w"(x));
     return x;

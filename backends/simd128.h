@@ -24,9 +24,8 @@
  * where a[0] is a vector's low 64-bit lane.  In return this header defines the two kernels,
  * simd128_blake2b_compress and simd128_argon2_fill_block, for the including file to name in
  * ARGONISHCHE_DEFINE_KERNELS after ARGONISHCHE_TARGET_END (so that the exported accessor is
- * compiled for baseline x86-64).
- *
- * Cycle counts in comments were measured on the machine this was developed on (AMD Zen 4).
+ * compiled for baseline x86-64).  The measurements behind the choices below are in
+ * docs/benchmarks.md ("Measurements behind the kernels' choices").
  */
 #ifndef ARGONISHCHE_SIMD128_H
 #define ARGONISHCHE_SIMD128_H
@@ -51,8 +50,7 @@ ARGONISHCHE_INLINE __m128i simd128_rotr63(__m128i x) {
 }
 
 /* (a[1], b[0]): the middle two words of a, b read as four consecutive words.  shufpd rather than
- * SSSE3's palignr even where palignr exists: 1 cycle instead of 2 on Zen 4, with no
- * integer/float bypass delay there (BLAKE2b 3.53 vs 3.73 cycles/byte). */
+ * SSSE3's palignr even where palignr exists: it is the shorter-latency shuffle on AMD cores. */
 ARGONISHCHE_INLINE __m128i simd128_high_low(__m128i a, __m128i b) {
     return _mm_castpd_si128(_mm_shuffle_pd(_mm_castsi128_pd(a), _mm_castsi128_pd(b), 1));
 }
@@ -60,7 +58,7 @@ ARGONISHCHE_INLINE __m128i simd128_high_low(__m128i a, __m128i b) {
 /* An empty asm that claims to change x, so the compiler must compute x as written.  G adds a
  * message word and b to a; b is the last value of the dependency chain a -> d -> c -> b, so
  * a + m must be formed first.  GCC would otherwise reassociate the sum to (b + m) + a, with
- * two additions after b instead of one: about 10% of BLAKE2b's speed on Zen 4. */
+ * two additions after b instead of one. */
 ARGONISHCHE_INLINE __m128i simd128_as_written(__m128i x) {
     __asm__("" : "+x"(x));
     return x;
@@ -194,9 +192,8 @@ ARGONISHCHE_INLINE __m128i simd128_blamka(__m128i a, __m128i b) {
 }
 
 /* G runs P on two matrices at a time, x[0..7] and x[8..15]: one P is a chain of dependent
- * multiplies (about 64 cycles on Zen 4) that the out-of-order core cannot look far enough ahead
- * to overlap with the next P by itself.  Two at a time take a block from about 1,120 to 850
- * cycles; four spill too much with sixteen registers.
+ * multiplies that the out-of-order core cannot look far enough ahead to overlap with the next P
+ * by itself.  Four at a time spill too much with sixteen registers.
  *
  * GB (section 3.6) on the four quads of two matrices, one step across all four before the next,
  * so that the instruction order itself interleaves the four independent chains.  A quad is a
@@ -236,8 +233,7 @@ static void simd128_argon2_fill_block(argonishche_block *next, const argonishche
     _Alignas(64) __m128i q[64];
 
     /* The reference block is usually far away in memory (prev was just written).  Asking for
-     * all sixteen lines now overlaps their misses instead of taking one per pair of rows:
-     * about 1,950 -> 1,470 cycles per block with 64 MiB of memory. */
+     * all sixteen lines now overlaps their misses instead of taking one per pair of rows. */
     for (int line = 0; line < ARGONISHCHE_BLOCK_BYTES / 64; line++)
         _mm_prefetch((const char *)ref + 64 * line, _MM_HINT_T0);
 

@@ -22,8 +22,7 @@ ARGONISHCHE_INLINE __m128i simd128_rotr16(__m128i x) {
 
 /* (a[0], b[1]) as a blend.  Intel cores issue blendpd on any of their vector ALU ports, while
  * shufpd, like every shuffle, waits for the single shuffle port that BLAKE2b already keeps
- * busy.  (Zen 4 has two shuffle ports and no such bottleneck: there the blend measured 2%
- * slower than ssse3's shufpd, 3.61 vs 3.53 cycles/byte, but Zen 4 would pick an AVX2 kernel.) */
+ * busy.  (AMD cores have two shuffle ports, but pick an AVX2 kernel anyway.) */
 ARGONISHCHE_INLINE __m128i simd128_low_high(__m128i a, __m128i b) {
     return _mm_castpd_si128(_mm_blend_pd(_mm_castsi128_pd(a), _mm_castsi128_pd(b), 2));
 }

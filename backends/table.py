@@ -16,7 +16,14 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import NamedTuple
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    from typing import NamedTuple
+elif __package__:
+    from argonishche._named_tuple import NamedTuple
+else:  # loaded by path by core/build_backends.py, where argonishche cannot be imported
+    from typing import NamedTuple
 
 #: ``arches`` of a row built for every architecture (portable C only).
 EVERY_ARCH: tuple[str, ...] = ("*",)

@@ -31,7 +31,7 @@ from argonishche.exceptions import ArgonishcheError
 from argonishche.testing import USABLE_STATES as USABLE
 from argonishche.testing import required_backends
 
-# The test files sit in subject folders (tests/registry, tests/kernels, ...), which are not
+# The test files sit in subject folders (tests/registry, tests/trust, ...), which are not
 # packages: they import the shared helpers (support, plugin_wheels) from this folder, put on
 # sys.path here whatever pytest's import mode.
 _TESTS = os.path.dirname(os.path.abspath(__file__))

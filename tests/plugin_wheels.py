@@ -2,7 +2,7 @@
 
 A :class:`Plugin` is a small plugin project: a distribution, one package, its ``argonishche``
 entry points, Python files, and compiled kernel modules made from
-``tests/registry/bad_plugins/trust/misbehaving.c`` (ref's kernels with the misbehaviour its
+``tests/trust/bad_plugins/trust/misbehaving.c`` (ref's kernels with the misbehaviour its
 ``#define`` lines switch on) with the plugin authors' helper,
 :func:`argonishche.build.backend_ffibuilder`.
 :func:`build_wheels` writes each project into a directory and runs ``pip wheel`` on them, a few
@@ -32,7 +32,7 @@ from pathlib import Path
 import pytest
 
 TESTS = Path(__file__).resolve().parent
-TEMPLATE_C = TESTS / "registry" / "bad_plugins" / "trust" / "misbehaving.c"
+TEMPLATE_C = TESTS / "trust" / "bad_plugins" / "trust" / "misbehaving.c"
 REF_SOURCE = TESTS.parent / "backends" / "ref.c"
 RUN_TIMEOUT = 180  # seconds for one fresh interpreter (certification included)
 USABLE = ("selected", "available")

@@ -221,8 +221,8 @@ def own_entry_points():
 def timings_where(winners, ordinary=200.0):
     """A stand-in for ``argonishche._selection.sample`` under which each backend named in
     *winners* ({algorithm: backend}) takes half the time of every other backend, to show what
-    the selection does where the ladder's order is not the speed order (an AMD Zen 5's BLAKE2b,
-    where ref beats every vector kernel), on any CPU."""
+    the selection does where the ladder's order is not the speed order (as on CPUs where ref's
+    BLAKE2b beats every vector kernel), on any CPU."""
     def sample(entry, algorithm, scratch):
         return ordinary / 2 if winners.get(algorithm) == entry.name else ordinary
     return sample
@@ -238,6 +238,18 @@ def make_registry(*extra, environ=None, installed=True):
 def state_of(reg, name):
     """The report record of *name* (a backend, plugin or refused allocator) in *reg*."""
     return {record.name: record for record in reg.report()}[name]
+
+
+def plugin_of(reg, name):
+    """The record of the plugin (entry point) *name* in *reg*; there must be exactly one."""
+    records = [p for p in reg.plugins if p.name == name]
+    assert len(records) == 1, reg.plugins
+    return records[0]
+
+
+def builtin_choice(algorithm="argon2"):
+    """What the built-in backends alone select on this CPU."""
+    return make_registry().selected_name(algorithm)
 
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]  # the repository (this file is tests/support.py)

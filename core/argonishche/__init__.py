@@ -10,7 +10,6 @@ from __future__ import annotations
 import _thread
 import importlib
 import os
-from typing import TYPE_CHECKING, Any
 
 # What every hash needs is imported now, in the importing thread; see _LAZY for the rest.
 from . import _registry
@@ -42,6 +41,10 @@ from .exceptions import (
 )
 from .hookspecs import Allocator, Backend, hookimpl
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    from typing import Any
+
 if TYPE_CHECKING:  # the lazy names, for type checkers and IDEs
     from ._batch import hash_many
     from ._blake2 import blake2b
@@ -52,8 +55,7 @@ if TYPE_CHECKING:  # the lazy names, for type checkers and IDEs
 KERNEL_ABI: int = _lib.ARGONISHCHE_KERNEL_ABI
 
 #: Public names imported on first use (PEP 562), and their modules: a process that only hashes
-#: with argon2_hash does not pay for them (about 2.5 ms of its import: 22.1 against 24.5 ms,
-#: medians of alternating new processes).
+#: with argon2_hash does not pay for them.
 _LAZY = {"PasswordHasher": "._password_hasher", "hash_many": "._batch", "blake2b": "._blake2"}
 
 # A child forked while another thread is importing one of them would inherit that module half

@@ -1,10 +1,9 @@
 """The built-in Argon2 work-memory allocators, registered directly by the registry.
 
 Why more than one: from 32 MiB up glibc serves every allocation with a fresh mmap, so a hash
-that allocates its memory takes one page fault per 4 KiB (8,193 faults, about 13 ms, at 32 MiB)
-and the kernel zeroes every page first; reusing memory that is already mapped avoids all of it
-(argon2-cffi and libargon2 measured 2.0-2.2x faster that way at 32 MiB, on an AMD EPYC Zen 4
-VM with glibc 2.36 in November 2026).
+that allocates its memory takes one page fault per 4 KiB and the kernel zeroes every page
+first; reusing memory that is already mapped avoids all of it (docs/memory.md has the
+measurements).
 
 Every allocator's memory counts against the process's one work-memory budget
 (:mod:`argonishche._work_memory`): a hash is admitted first, and waits in arrival order while
@@ -47,12 +46,12 @@ from __future__ import annotations
 import atexit
 import mmap
 import os
-from typing import TYPE_CHECKING, cast
 
 from ._core import ffi, lib
 from .exceptions import ArgonishcheMemoryError
 from .hookspecs import Allocator, hookimpl
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -133,9 +132,9 @@ class ArenaAllocator(Allocator):
 
     def release(self, buffer: memoryview | bytearray) -> None:
         # Only ever given back what acquire() returned: a memoryview of a mapping.
-        buffer = cast(memoryview, buffer)
-        mapping = cast(mmap.mmap, buffer.obj)
-        buffer.release()
+        given: memoryview = buffer  # type: ignore[assignment]
+        mapping: mmap.mmap = given.obj  # type: ignore[assignment]
+        given.release()
         view = ffi.from_buffer(mapping)
         lib.argonishche_secure_wipe(view, len(view))
         ffi.release(view)

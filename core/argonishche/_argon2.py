@@ -7,7 +7,6 @@ lookups after the first call) and makes one C call, with the GIL released while 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal, NamedTuple, cast
 
 from . import _hash_call, _phc, _registry, _warn, _work_memory
 from ._parameter_checks import (
@@ -25,9 +24,14 @@ from ._parameter_checks import (
 from .exceptions import InvalidHashError, ParameterError, ParameterTypeError, VerifyMismatchError
 from .hookspecs import Allocator
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
+    from typing import Literal, NamedTuple
+
     from ._core import CData
     from ._hash_call import CArena
+else:
+    from ._named_tuple import NamedTuple
 
 
 class _Defaults(NamedTuple):
@@ -139,7 +143,7 @@ def _run(reg: _registry.Registry, inputs: _Inputs, argon2_table: CData, blake2b_
     acquired = None  # what owner.acquire() lent, owed back to it
     reservation = None  # its share of the work-memory budget, held until it is given back
     buffer: Buffer | None = None
-    arena = None
+    arena: CArena | None = None
     if memory is not None:
         if allocator is not None:
             raise ParameterError("pass memory= or allocator=, not both")
@@ -148,7 +152,8 @@ def _run(reg: _registry.Registry, inputs: _Inputs, argon2_table: CData, blake2b_
     else:
         owner = reg.allocator(allocator)
         if wipe_callback is None and getattr(owner, "c_arena", None) is not None:
-            arena = cast("CArena", owner)  # its memory is taken and given back inside the C call
+            # Its memory is taken and given back inside the C call.
+            arena = owner  # type: ignore[assignment]
         else:
             size = _hash_call.memory_size(params.memory_cost, params.parallelism)
             reservation = _work_memory.reserve(size)

@@ -21,12 +21,15 @@ declared plugin registers without declaring it: blocking it could not have kept 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from ._warn import warn
 from ._wording import noun
 from .exceptions import echo
 from .hookspecs import PROJECT_NAME, Backend
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    from typing import Any
 
 #: The entry-point group of the declarations.
 DECLARATIONS = f"{PROJECT_NAME}.backends"

@@ -1,8 +1,9 @@
 """Discovery: which plugins exist, which are blocked, and what each one registers.
 
 1. The built-ins are registered first: the allocators (directly), then the backends, each
-   through argonishche's own entry point (``ref = argonishche_backends:ref``), loaded and
-   registered with pluggy like every plugin's.  A built-in name is accepted only from the
+   through argonishche's own entry point (``ref = argonishche_backends:ref``), loaded like
+   every plugin's, their marked hooks called directly: pluggy is imported only for a third
+   party's plugin, whose hooks it calls and validates.  A built-in name is accepted only from the
    ``argonishche`` distribution: a third-party entry point named like a built-in backend is
    refused before it is imported, and a third-party backend registered under a built-in name is
    refused, whether or not that backend is built for this machine.  Without argonishche's own
@@ -39,9 +40,6 @@ import importlib
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any
-
-import pluggy
 
 from . import _allocators, _backend_declarations, hookspecs
 from ._settings import Settings
@@ -50,6 +48,12 @@ from ._warn import warn
 from ._wording import noun
 from .exceptions import echo
 from .hookspecs import PROJECT_NAME, Allocator, Backend
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    from typing import Any
+
+    import pluggy
 
 # Backend states, as ``backends()`` and ``info`` report them.
 SELECTED = "selected"
@@ -151,10 +155,24 @@ class Discovered:
         self.reserved: set[str] = set()
         #: Backend names two distributions registered, not yet warned about.
         self.conflicts: set[str] = set()
-        self.manager = pluggy.PluginManager(PROJECT_NAME)
-        self.manager.add_hookspecs(hookspecs)
+        self._manager: pluggy.PluginManager | None = None
         #: id(entry point) -> the backend names its distribution declares for it.
         self.declared: dict[int, frozenset[str]] = {}
+
+    @property
+    def manager(self) -> pluggy.PluginManager:
+        """pluggy's plugin manager, made (and pluggy imported) for the first plugin that is not
+        argonishche's own: the built-ins are registered directly (see :func:`_hook_functions`)."""
+        if self._manager is None:
+            import pluggy
+
+            spec = pluggy.HookspecMarker(PROJECT_NAME)
+            for function in hookspecs.HOOKSPECS:
+                spec(function)
+            manager = pluggy.PluginManager(PROJECT_NAME)
+            manager.add_hookspecs(hookspecs)
+            self._manager = manager
+        return self._manager
 
 
 def distribution_label(entry_point: Any) -> str:
@@ -183,7 +201,7 @@ def discover(settings: Settings, entry_points: Iterable[Any],
     see the module docstring."""
     found = Discovered()
     own = f"{BUILTIN_DISTRIBUTION} {__version__}"
-    _collect(found, BUILTIN_ALLOCATORS, own, _allocators.plugin, settings)
+    _collect(found, BUILTIN_ALLOCATORS, own, _allocators.plugin, settings, direct=True)
     entry_points = sorted(entry_points, key=lambda ep: ep.name)
     builtin_names = _register_builtin_backends(
         found, own, [ep for ep in entry_points if _is_own(ep)], settings)
@@ -227,8 +245,18 @@ def discover(settings: Settings, entry_points: Iterable[Any],
     return found
 
 
-def _load(found: Discovered, ep: Any, dist: str, settings: Settings) -> None:
-    """Import the plugin behind *ep*, register it with pluggy and collect what it registers."""
+def _load(found: Discovered, ep: Any, dist: str, settings: Settings, *,
+          direct: bool = False) -> None:
+    """Import the plugin behind *ep*, register it with pluggy (*direct*: argonishche's own,
+    without pluggy) and collect what it registers."""
+    if direct:
+        try:
+            plugin = ep.load()
+        except Exception as exc:  # noqa: BLE001 - reported as any plugin's failure is
+            _fail(found, ep.name, dist, f"failed to load: {exc!r}")
+            return
+        _collect(found, ep.name, dist, plugin, settings, direct=True)
+        return
     manager = found.manager
     # Unique per entry point: a clash of backend names must be seen, not won by load order.
     pluggy_name = f"{ep.name} from {dist}"
@@ -297,7 +325,8 @@ def _register_builtin_backends(found: Discovered, own: str, own_entry_points: li
              f"instead; reinstall {BUILTIN_DISTRIBUTION} to fix it")
     # Other architectures' rows register nothing: not loaded (pluggy's register is not free).
     for row in BUILTIN_BACKENDS:
-        _load(found, by_name.get(row.name) or _DirectEntryPoint(row.name), own, settings)
+        _load(found, by_name.get(row.name) or _DirectEntryPoint(row.name), own, settings,
+              direct=True)
     return built
 
 
@@ -312,33 +341,50 @@ class _DirectEntryPoint:
         return getattr(importlib.import_module(BUILTIN_BACKENDS_MODULE), self.name)
 
 
+def _hook_functions(plugin: Any, hook_name: str) -> list[Callable[..., object]]:
+    """The functions of *plugin* marked as implementing *hook_name*, found as pluggy finds
+    them (an attribute marked by :data:`~argonishche.hookspecs.hookimpl`, under its name or its
+    ``specname``), for argonishche's own plugins, which are registered without pluggy."""
+    functions = []
+    for attribute in dir(plugin):
+        function = getattr(plugin, attribute, None)
+        marks = getattr(function, f"{PROJECT_NAME}_impl", None)
+        if callable(function) and isinstance(marks, dict) and (
+                marks.get("specname") or attribute) == hook_name:
+            functions.append(function)
+    return functions
+
+
 def _collect(found: Discovered, plugin_name: str, dist: str, plugin: Any,
-             settings: Settings, declared: frozenset[str] | None = None) -> None:
+             settings: Settings, declared: frozenset[str] | None = None, *,
+             direct: bool = False) -> None:
     """Call this plugin's hooks one at a time (one failing costs only itself); refuse a
-    backend it registers outside what its distribution *declared*."""
-    manager = found.manager
-    if not manager.is_registered(plugin):
-        manager.register(plugin, name=f"{plugin_name} from {dist}")
-    hook = manager.hook
-    calls: tuple[tuple[pluggy.HookCaller, type[Backend] | type[Allocator],
+    backend it registers outside what its distribution *declared*.  *direct*: argonishche's
+    own plugin, its hooks called without registering it with pluggy."""
+    if not direct:
+        manager = found.manager
+        if not manager.is_registered(plugin):
+            manager.register(plugin, name=f"{plugin_name} from {dist}")
+    calls: tuple[tuple[str, type[Backend] | type[Allocator],
                        Callable[[Discovered, Any, str, str, Settings], str]], ...] = (
-        (hook.argonishche_register_backends, Backend, _accept_backend),
-        (hook.argonishche_register_allocators, Allocator, _accept_allocator))
+        ("argonishche_register_backends", Backend, _accept_backend),
+        ("argonishche_register_allocators", Allocator, _accept_allocator))
     failed = False
     backend_names = []
-    for caller, kind, accept in calls:
-        for impl in caller.get_hookimpls():
-            if impl.plugin is not plugin:
-                continue
+    for hook_name, kind, accept in calls:
+        functions = _hook_functions(plugin, hook_name) if direct else [
+            impl.function for impl in getattr(found.manager.hook, hook_name).get_hookimpls()
+            if impl.plugin is plugin]
+        for function in functions:
             registered: list[Any] = []
             try:
-                impl.function(register=registered.append)
+                function(register=registered.append)
                 for item in registered:
                     if not isinstance(item, kind):
                         raise TypeError(
                             f"registered {item!r}, not an argonishche.{kind.__name__}")
             except Exception as exc:  # noqa: BLE001
-                _fail(found, plugin_name, dist, f"{caller.name} raised {exc!r}")
+                _fail(found, plugin_name, dist, f"{hook_name} raised {exc!r}")
                 failed = True
                 continue
             for item in registered:

@@ -13,7 +13,12 @@ import importlib
 import os
 import re
 import sys
-from typing import TYPE_CHECKING, NamedTuple
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from ._named_tuple import NamedTuple
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -30,7 +30,14 @@ Sources of the facts:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple, TypeAlias
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    from typing import NamedTuple, TypeAlias
+elif __package__:
+    from ._named_tuple import NamedTuple
+else:  # loaded by path by build.py, where the package cannot be imported
+    from typing import NamedTuple
+
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

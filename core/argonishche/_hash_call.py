@@ -7,11 +7,12 @@ code, used by the public API and by the self-test alike.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 
 from . import _work_memory
 from ._core import ffi, lib
 from .exceptions import ArgonishcheMemoryError, HashingError, ParameterError, ParameterTypeError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -13,7 +13,6 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, fields
-from typing import NamedTuple, TypeAlias
 
 from .exceptions import (
     LimitExceededError,
@@ -22,6 +21,12 @@ from .exceptions import (
     UnsupportedParametersError,
     echo,
 )
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    from typing import NamedTuple, TypeAlias
+else:
+    from ._named_tuple import NamedTuple
 
 #: What :func:`byte_buffer` returns: the bytes-like object C receives.
 ByteView: TypeAlias = bytes | bytearray | memoryview
@@ -206,8 +211,7 @@ class Limits:
     # 4194304).  RFC 9106's first profile is 2097152 (t=1 x 2 GiB), its second and argon2-cffi
     # 25.1's PasswordHasher() 196608 (t=3 x 64 MiB), Django's Argon2PasswordHasher 204800
     # (t=2 x 100 MiB), OWASP's five 35840..47104 (m=47104 t=1 ... m=7168 t=5).  Without it the
-    # other limits admit t=64 x m=4 GiB = 268435456: t=2 x 4 GiB took 17 s on a 2-core AVX2
-    # machine, so about 9 minutes for one string.
+    # other limits admit t=64 x m=4 GiB = 268435456: minutes of work for one string.
     max_work: int | None = 8 * 1024 * 1024
 
     def __post_init__(self) -> None:

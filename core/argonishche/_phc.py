@@ -17,9 +17,14 @@ from __future__ import annotations
 
 import base64
 import re
-from typing import NamedTuple
 
 from .exceptions import InvalidHashError, ParameterError, ParameterTypeError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from ._named_tuple import NamedTuple
 
 __all__ = ["TYPE_NAMES", "DecodedHash", "encode", "decode"]
 

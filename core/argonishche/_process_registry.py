@@ -36,10 +36,13 @@ import _thread
 import contextlib
 import os
 from collections.abc import Callable, Iterator
-from typing import Any
 
 from . import _settings, _warn, _work_memory
 from ._discovery import PluginCode
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    from typing import Any
 
 _instance: Any = None  # the Registry (a class of the layer above: typed Any here)
 # Called with _instance (holding _lock) whenever it or its selection changes: the C blake2b

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
 
 from . import _process_registry, _selection, _settings, _warn
 from ._backend_declarations import DECLARATIONS
@@ -40,6 +39,10 @@ from ._trust import vetting
 from ._wording import stated
 from .exceptions import ArgonishcheError, BackendError, ParameterTypeError, SettingError, echo
 from .hookspecs import PROJECT_NAME, Allocator
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    from typing import Any
 
 if TYPE_CHECKING:
     from ._core import CData

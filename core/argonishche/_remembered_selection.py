@@ -25,11 +25,16 @@ from __future__ import annotations
 import binascii
 import os
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, NamedTuple
 
 from ._core import lib
 from ._trust import cpu_gate, record_store
 from ._version import __version__
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from ._named_tuple import NamedTuple
 
 if TYPE_CHECKING:
     from ._discovery import BackendEntry

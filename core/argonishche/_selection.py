@@ -1,10 +1,10 @@
 """Selection: which usable backend hashes each algorithm, and why.
 
 A backend's priority (the ladder: ref < sse2 < ssse3 < sse41 < avx2 < avx512) says which
-instruction set is newer, not which kernel is faster on this CPU.  On an AMD Zen 5 every vector
-integer instruction takes two cycles and scalar ones one, so the portable ``ref`` BLAKE2b beats
-every vector kernel there, while on an Intel Xeon the vector kernels win (measured in 2026; see
-docs/backends.md).  So the default is to measure, once per CPU:
+instruction set is newer, not which kernel is faster on this CPU: where vector integer
+instructions take two cycles and scalar ones one, the portable ``ref`` BLAKE2b beats every
+vector kernel (docs/backends.md has the measurements).  So the default is to measure, once per
+CPU:
 
 - ``ARGONISHCHE_BACKEND`` forces one backend for both algorithms.  A forced name that is not
   registered, or cannot run here, is an error that says why and lists what is available; never a
@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import NamedTuple
 
 from . import _remembered_selection
 from ._core import ffi, lib
@@ -52,6 +51,12 @@ from ._trust import record_store
 from ._wording import stated
 from .exceptions import BackendError, SettingError, echo
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from ._named_tuple import NamedTuple
+
 ALGORITHMS = ("argon2", "blake2b")
 #: Backends that come in wheels of their own, for the hint when one is asked for but missing
 #: (the one first-party table, kept in _discovery).
@@ -60,14 +65,13 @@ PLUGIN_DISTRIBUTIONS = FIRST_PARTY
 #: How a choice was made, as ``info`` and the record name it.
 FORCED, MEASURED, REMEMBERED, PRIORITY = "forced", "measured", "remembered", "priority"
 
-#: Work per sample: 32 G calls (32 KiB of Argon2 blocks) and 128 blocks of F (16 KiB), about
-#: 5 to 30 microseconds on a 2026 x86-64 core, long against the clock's resolution and short
-#: enough to fall between interruptions on a busy machine.
+#: Work per sample: 32 G calls (32 KiB of Argon2 blocks) and 128 blocks of F (16 KiB), some
+#: microseconds: long against the clock's resolution and short enough to fall between
+#: interruptions on a busy machine.
 ARGON2_FILLS = 32
 BLAKE2B_BLOCKS = 128
 #: Start-up measurement: at most this many rounds, each timing every backend once per
-#: algorithm, and no more after BUDGET_SECONDS (at least MIN_ROUNDS, however slow).  Measured on
-#: an AMD EPYC Zen 4 VM with 5 backends: 41 rounds took 6.4 ms.
+#: algorithm, and no more after BUDGET_SECONDS (at least MIN_ROUNDS, however slow).
 ROUNDS = 41
 MIN_ROUNDS = 8
 BUDGET_SECONDS = 0.025

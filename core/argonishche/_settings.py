@@ -16,10 +16,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple
 
 from . import _features
 from .exceptions import SettingError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from ._named_tuple import NamedTuple
 
 #: The allocator used when ``ARGONISHCHE_ALLOCATOR`` is unset: reusing mapped memory avoids a
 #: page fault per 4 KiB per hash (docs/memory.md).

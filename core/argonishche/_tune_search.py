@@ -53,8 +53,7 @@ MAX_SAMPLES = 60
 CLOSE = 0.10
 #: An untimed batch whose fastest hash took more than this many times the target is the
 #: measurement: far too slow, and each batch of it costs seconds.  Not 2: that first batch
-#: faults the memory in, which made a first 64 MiB hash 2.6 times as slow as the next ones on
-#: a 2-vCPU AMD EPYC VM.
+#: faults the memory in, which can make a first hash more than twice as slow as the next.
 HOPELESS = 3.0
 #: The first memory cost tried when the budget allows more (KiB): a pass over it takes tens of
 #: milliseconds, and it is past the caches, so the guess made from it is close.

@@ -17,7 +17,8 @@ import contextlib
 import os
 import sys
 import warnings
-from typing import TYPE_CHECKING
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -22,13 +22,18 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, NamedTuple
 
 from . import _memory_limits, _settings
 from ._core import ffi, lib
 from ._memory_limits import MIB, size_text
 from ._wording import counted
 from .exceptions import MemoryBudgetError, MemoryBudgetTimeout, ParameterError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from ._named_tuple import NamedTuple
 
 if TYPE_CHECKING:
     from ._core import CData

@@ -7,7 +7,8 @@ well), matching what argon2-cffi and hashlib users already catch.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
+
 
 #: How many characters of a value a message shows (:func:`echo`).
 ECHO_LIMIT = 80

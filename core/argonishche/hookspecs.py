@@ -32,15 +32,51 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import pluggy
-
 from . import _features
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    from typing import Any, TypeVar
+
+    _F = TypeVar("_F", bound=Callable[..., object])
 
 PROJECT_NAME = "argonishche"
 
-hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+
+class _HookimplMarker:
+    """pluggy's ``HookimplMarker(PROJECT_NAME)``, the same marks, without importing pluggy:
+    pluggy is imported only when a third-party plugin is, and the built-ins are marked too."""
+
+    __slots__ = ("project_name",)
+
+    def __init__(self, project_name: str) -> None:
+        self.project_name = project_name
+
+    def __call__(self, function: _F | None = None, optionalhook: bool = False,
+                 tryfirst: bool = False, trylast: bool = False, hookwrapper: bool = False,
+                 specname: str | None = None, wrapper: bool = False) -> Any:
+        """Mark *function* as a hook implementation (options as pluggy's), or, without it,
+        return a decorator that does."""
+
+        def mark(func: _F) -> _F:
+            setattr(func, f"{self.project_name}_impl", {
+                "wrapper": wrapper, "hookwrapper": hookwrapper, "optionalhook": optionalhook,
+                "tryfirst": tryfirst, "trylast": trylast, "specname": specname})
+            return func
+
+        return mark if function is None else mark(function)
+
+
 #: Decorate plugin functions with this, e.g. ``@argonishche.hookimpl``.
-hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+hookimpl = _HookimplMarker(PROJECT_NAME)
+
+
+def __getattr__(name: str) -> object:
+    if name == "hookspec":  # pluggy's marker for the specifications, made when first asked for
+        import pluggy
+
+        return pluggy.HookspecMarker(PROJECT_NAME)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 #: CPU feature names a backend may require, as /proc/cpuinfo and py-cpuinfo spell them (the
 #: rows of argonishche's CPU-feature table, which says what each one needs and implies).
@@ -81,7 +117,6 @@ class Backend:
                              f"known: {', '.join(CPU_FEATURE_NAMES)}")
 
 
-@hookspec
 def argonishche_register_backends(register: Callable[[Backend], None]) -> None:
     """Register zero, one or several kernel backends.
 
@@ -129,7 +164,6 @@ class Allocator:
         return 0
 
 
-@hookspec
 def argonishche_register_allocators(register: Callable[[Allocator], None]) -> None:
     """Register zero, one or several work-memory allocators.
 
@@ -141,3 +175,7 @@ def argonishche_register_allocators(register: Callable[[Allocator], None]) -> No
 
     Implemented by: allocator plugins (the built-in ``argonishche._allocators`` and third parties).
     """
+
+
+#: The hook specifications, marked with pluggy's own marker when a plugin manager is made.
+HOOKSPECS = (argonishche_register_backends, argonishche_register_allocators)

@@ -11,7 +11,8 @@ import subprocess
 import sys
 import textwrap
 
-#: A child that does not finish in this many seconds has hung (the work itself takes < 2 s).
+#: A child that does not finish in this many seconds has hung (the work itself takes a small
+#: fraction of it).
 CHILD_DEADLINE = 30
 
 PRELUDE = f"""

@@ -98,9 +98,8 @@ def ticker_during(work):
 
 
 def test_the_event_loop_keeps_running_while_hashes_run():
-    # 48 hashes, about 0.3 s: with 16 (0.1 s) one 51 ms scheduling hiccup on a busy 2-vCPU CI
-    # machine was half the run and failed the bound below (clang env), though no hash ran on
-    # the loop's thread.
+    # 48 hashes: with a third as many, one scheduling hiccup on a busy CI machine was half the
+    # run and failed the bound below, though no hash ran on the loop's thread.
     passwords = [f"pw{i}".encode() for i in range(48)]
     expected = [argon2_hash_encoded(pw, SALT, **MIB_COSTS) for pw in passwords]
 

@@ -81,7 +81,7 @@ def test_memory_in_use_by_a_running_hash_is_refused():
         started.set()
         results.append(argonishche.argon2_hash(b"a", b"somesalt", memory=buffer, **costs))
 
-    for _ in range(5):  # the first hash must still be running: it takes ~0.1 s, we wait 20 ms
+    for _ in range(5):  # the first hash must still be running: it outlasts the 20 ms we wait
         started, results = threading.Event(), []
         first = threading.Thread(target=first_hash, args=(started, results))
         first.start()

@@ -132,9 +132,9 @@ def test_progress_bar_waits_draws_a_count_and_clears():
 
 
 def test_core_clock_is_a_clock_any_x86_64_core_can_run_at():
-    # Timed with `add $1` chains, an Intel Xeon (Golden Cove-class) VM read 19.6-20.6 GHz: its
-    # renamer folds immediate adds.  No x86-64 core runs above ~6.2 GHz (Intel's i9-14900KS,
-    # 2024), and the fastest of 30 short runs is not one a busy machine slowed down 10-fold.
+    # Timed with `add $1` chains, a core whose renamer folds immediate adds read several times
+    # its real clock.  No x86-64 core runs at 7 GHz, and the fastest of 30 short runs is not one
+    # a busy machine slowed down 10-fold.
     if platform.machine().lower() not in ("x86_64", "amd64"):
         pytest.skip("the clock's bounds are those of x86-64 cores")
     hz = timing.core_clock_hz()

@@ -173,7 +173,7 @@ def null_kernel_module(tmp_path_factory):
 
 def test_a_null_kernel_is_refused_before_anything_calls_it(null_kernel_module):
     # Before: the self-test called it and the process died with SIGSEGV.  (With a built-in
-    # backend forced, plugins are not imported at all: tests/registry/test_bad_kernels.py.)
+    # backend forced, plugins are not imported at all: tests/trust/test_bad_kernels.py.)
     with pytest.warns(RuntimeWarning, match="NULL argon2_fill_block"):
         reg = make_registry(FakeEntryPoint("nullkernel", plugin_registering(null_kernel_module)))
     record = {b.name: b for b in reg.report()}["nullkernel"]

@@ -46,8 +46,8 @@ DISTINCT_PASSWORDS = 8
 IDLE_SECONDS = 2
 #: Past the idle time, with room for the reaper thread to unmap 700 MiB on a busy machine.
 IDLE_WAIT = IDLE_SECONDS + 2
-#: Seconds a whole burst may take in the child before it counts as hung (4-13 s on a busy
-#: 2-core machine, argon2-cffi's the slowest).
+#: Seconds a whole burst may take in the child before it counts as hung: far above what one
+#: takes on a busy 2-core machine, argon2-cffi's the slowest.
 BURST_DEADLINE = 60
 #: The child's start (imports, the registry's first use) and its idle wait, on top.
 CHILD_TIMEOUT = BURST_DEADLINE + IDLE_WAIT + 60

@@ -2,7 +2,8 @@
 trimmed, never lent to two hashes at once), the locked variant and huge pages.
 
 Tests that look at the kept mappings take the ``trimmed`` fixture, so what other tests left
-idle cannot blur what they see.  The budget that bounds all of it is tests/memory/test_budget.py's.
+idle cannot blur what they see.  The budget that bounds all of it is tested in
+tests/memory/test_budget_*.py.
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ def test_a_mapping_more_than_twice_the_hash_is_not_lent_to_it(trimmed):
 def test_a_threads_end_leaves_the_memory_for_any_threads_next_hash(trimmed):
     """Threads started by threading or by _thread (as a C library's or a server's): when the
     thread ends its memory stays the process's, and the next hash, on another thread, reuses
-    it; it goes back after the idle time (test_budget.py) or on a trim."""
+    it; it goes back after the idle time (test_budget_reuse.py) or on a trim."""
     import _thread
 
     def work(done: threading.Event) -> None:

@@ -3,9 +3,9 @@
 Faulting memory in with MADV_POPULATE_WRITE or MAP_POPULATE holds the process's memory-map lock
 until the system call returns, and every other thread's mmap, munmap and mprotect waits
 meanwhile (an event loop starting an executor thread maps its stack).  One call for a whole
-64 MiB mapping held it for 5 ms to over a second, and 2 MiB steps still stalled such a loop by
-68-171 ms on a busy machine; so memory is faulted in a page at a time (a page fault takes only
-its own range's lock), whatever the allocator or path.  tools/bench_async_stall.py measures the
+64 MiB mapping stalled such a loop, and so did 2 MiB steps on a busy machine; so memory is
+faulted in a page at a time (a page fault takes only its own range's lock), whatever the
+allocator or path.  tools/bench_async_stall.py measures the
 stalls themselves."""
 
 from __future__ import annotations

@@ -65,3 +65,79 @@ def test_hash_many_imports_the_pool_only_when_it_needs_one():
         """)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["False", "True", "False"]
+
+
+#: Every module ``import argonishche`` and the first hash and verification (``argon2_hash``,
+#: ``argon2_verify``) may import beyond what the interpreter had already, and who needs each.
+#: Any other fails the test by name: add it here only with its reason and its cost measured
+#: (``python -X importtime``, ``python -m argonishche bench --startup``).
+ALLOWED = {
+    # ours: the start-up path of docs/development.md ("Walk-through: one start-up")
+    **dict.fromkeys([
+        "argonishche", "argonishche._allocators", "argonishche._argon2",
+        "argonishche._backend_declarations", "argonishche._core", "argonishche._core.lib",
+        "argonishche._discovery", "argonishche._entry_points", "argonishche._features",
+        "argonishche._hash_call", "argonishche._memory_limits", "argonishche._named_tuple",
+        "argonishche._parameter_checks", "argonishche._phc", "argonishche._process_registry",
+        "argonishche._registry", "argonishche._remembered_selection", "argonishche._selection",
+        "argonishche._settings", "argonishche._trust", "argonishche._trust.cpu_gate",
+        "argonishche._trust.kernel_table", "argonishche._trust.record_store",
+        "argonishche._trust.self_test", "argonishche._trust.vetting", "argonishche._version",
+        "argonishche._warn", "argonishche._wording", "argonishche._work_memory",
+        "argonishche.exceptions", "argonishche.hookspecs", "argonishche.vectors",
+        "argonishche.vectors.argon2", "argonishche.vectors.blake2b", "argonishche_backends",
+        "argonishche_backends.table"], "the start-up path"),
+    "_cffi_backend": "the compiled modules",
+    # the standard library's
+    "dataclasses": "Limits, Argon2Params, Backend, BackendInfo, PluginInfo are dataclasses",
+    **dict.fromkeys(["inspect", "ast", "_ast", "dis", "opcode", "_opcode", "token", "tokenize",
+                     "linecache", "copy", "keyword", "re", "re._casefix", "re._compiler",
+                     "re._constants", "re._parser", "_sre", "enum", "functools", "_functools",
+                     "collections", "_collections", "collections.abc", "operator",
+                     "_operator", "itertools", "reprlib", "types", "copyreg", "weakref",
+                     "_weakrefset", "importlib", "importlib.machinery", "importlib._abc",
+                     "importlib._bootstrap", "importlib._bootstrap_external",
+                     "contextlib", "warnings", "__future__", "org", "org.python",
+                     "org.python.core", "_opcode_metadata"],
+                    "(dataclasses imports them; argon2-cffi's import does too)"),
+    "threading": "the work-memory budget's waits, the registry's locks",
+    "atexit": "the built-in allocators give their memory back at exit",
+    "mmap": "the built-in allocators, the self-test's far placements",
+    "base64": "PHC strings",
+    "binascii": "PHC strings, the remembered selection's keys",
+    "struct": "(base64 imports it)",
+    "_struct": "(struct)",
+    "hmac": "argon2_verify compares tags in constant time",
+    **dict.fromkeys(["hashlib", "_hashlib", "_blake2"], "(hmac)"),
+    "errno": "the record store",
+    "resource": "the memory limits",
+    "platform": "the CPU gate off x86-64",
+    "encodings.ascii": "(file names)",
+}
+for _backend in ("ref", "sse2", "ssse3", "sse41", "avx2", "neon", "neon_sha3"):
+    ALLOWED[f"argonishche_backends._{_backend}"] = "a built-in kernel module, its CPU gate passed"
+    ALLOWED[f"argonishche_backends._{_backend}.lib"] = "(its cffi lib)"
+
+CORE_FIRST_HASH = """
+import json, sys
+before = set(sys.modules)
+import argonishche
+encoded = argonishche.argon2_hash_encoded(b"pw", b"saltsalt", time_cost=1, memory_cost=8,
+                                          parallelism=1)
+argonishche.argon2_verify(encoded, b"pw")
+print(json.dumps(sorted(set(sys.modules) - before)))
+"""
+
+
+def test_import_and_first_hash_import_only_the_allowed_modules():
+    result = run_python(CORE_FIRST_HASH, settings=False)
+    assert result.returncode == 0, result.stderr
+    imported = set(json.loads(result.stdout))
+    unexpected = sorted(imported - set(ALLOWED))
+    assert not unexpected, (
+        f"import argonishche + the first hash imported {', '.join(unexpected)}: not in "
+        f"ALLOWED (tests/platforms/test_startup_imports.py); import it where it is needed, or "
+        f"add it with its reason and cost")
+    ours = {name for name in ALLOWED if name.startswith("argonishche")
+            and not name.startswith("argonishche_backends._")}
+    assert sorted(ours - imported) == [], "no longer imported at start-up: remove from ALLOWED"

@@ -54,7 +54,7 @@ def test_inputs(name):
 def test_mapping_a_large_hash_does_not_stall_other_threads():
     # A ratio within one run: the longest another Python thread waited, over the whole hash's
     # time (the hash maps and pre-faults 256 MiB first).  Holding the GIL while mapping made it
-    # about 40 % on the development machine; released, it is a few percent.
+    # far more than the bound; released, it is well within it.
     out = fields(run_script("mapping_stall", 3, timeout=900))
     assert float(out["worst_stall_percent_of_hash"]) < 15, out
 
@@ -86,7 +86,6 @@ def test_event_loop_stall_no_worse_than_argon2_cffi():
     assert median["ours"] <= 1.5 * median["theirs"] + 2.0, stalls
     # The loop's default executor starts its threads while others hash, and each start maps a
     # stack: issue 24's goal for it, over 5 runs, is a worst stall of at most 2x argon2-cffi's
-    # + 20 ms (one 64 MiB populate per new arena held the memory-map lock: 250-430 ms against
-    # argon2-cffi's 47-73 ms; populated in 2 MiB steps, 68-171 against 36-80, which failed CI;
-    # faulted in a page at a time, 27-35 against 50-93).
+    # + 20 ms (a new arena populated in one call, or in 2 MiB steps, held the memory-map lock
+    # long enough to miss it; faulted in a page at a time, it is met).
     assert worst["ours-dflt"] <= 2 * worst["theirs"] + 20.0, stalls

@@ -28,9 +28,9 @@ PROFILE_NAMES = ("deployed",)
 MAX_BUDGET_SECONDS = 10.0
 #: The longest --pause: a VM's host takes freed memory back within seconds (docs/memory.md).
 MAX_PAUSE_SECONDS = 3600.0
-#: The most passwords --batch times: each is hashed six times at 32 MiB (about 50 ms a password
-#: on 2 cores), so this many take over an hour.  Memory does not bound it: hash_many's work
-#: memory is its 2 workers', whatever N, and N passwords and tags take a few hundred bytes each.
+#: The most passwords --batch times: each is hashed in every round, so this many take hours.
+#: Memory does not bound it: hash_many's work memory is its workers', whatever N, and N
+#: passwords and tags take a few hundred bytes each.
 MAX_BATCH = 100_000
 
 

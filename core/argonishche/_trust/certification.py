@@ -31,7 +31,7 @@ RECORD_KIND = "certified"
 
 
 class CertificationResult(NamedTuple):
-    """The outcome of :func:`certify` (a NamedTuple: a dataclass costs 0.5 ms more to import)."""
+    """The outcome of :func:`certify` (a NamedTuple: a dataclass costs more to import)."""
 
     passed: bool
     failures: list[str]

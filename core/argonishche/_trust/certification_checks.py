@@ -63,7 +63,7 @@ ARGON2_SHAPES = ((4096, 1, 1), (2048, 2, 2), (1024, 3, 4))
 #: (type, version, memory_cost, time_cost, parallelism, tag): password b"argonishche
 #: certification", salt b"far references!!", 32-byte tag, no secret or associated data.  Computed
 #: with argon2-cffi 25.1.0 (argon2.low_level.hash_secret_raw, phc-winner-argon2 inside);
-#: tests/registry/test_selftest.py recomputes them where argon2-cffi is installed.
+#: tests/trust/test_self_test.py recomputes them where argon2-cffi is installed.
 ARGON2_KNOWN_ANSWERS = (
     ("d", 0x13, 4096, 1, 1, "694b3a39d22aafcd350152fdf22c4ea092ce70622330913584069a7628d2b5c8"),
     ("i", 0x13, 2048, 2, 2, "1c093fadf3e5d48b3ed5746ce17533f0cbaf200c1fafd675a26a318d7c13f62a"),

@@ -7,12 +7,13 @@ this module sits below both.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 
 from .. import _features
 from .._core import ffi, lib
 from ..exceptions import BackendError
 from . import cpu_gate
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 
 if TYPE_CHECKING:
     from types import ModuleType

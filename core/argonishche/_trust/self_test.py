@@ -22,11 +22,12 @@ import mmap
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from .. import _hash_call
 from .._core import ffi
 from ..vectors import ARGON2_VECTORS, BLAKE2B_TREE_VECTORS, BLAKE2B_VECTORS
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 
 if TYPE_CHECKING:
     from .._core import CData
@@ -229,7 +230,7 @@ def first_and_count(wrong: Sequence[str], checked: int, what: str) -> str:
 # core compress one block from its buffer, then n blocks in one call, then the final block.
 
 #: BLAKE2b-256 (unkeyed) of data(128 * (n + 1) + 1), for runs of n blocks.  Computed with
-#: CPython 3.11's hashlib.blake2b; tests/registry/test_selftest.py recomputes them.
+#: CPython 3.11's hashlib.blake2b; tests/trust/test_self_test.py recomputes them.
 RUN_DIGESTS = {
     8: "ada0819f4025a415ebac7e243fc34a39d67406240fcf0e6024dcd0844f8b8d96",
     9: "4cf9846fc9a8f8e1074312c21d6b384b2acbc0824f5bd01360197a67722e1535",

@@ -29,7 +29,6 @@ from __future__ import annotations
 import importlib
 import sys
 import time
-from typing import TYPE_CHECKING, Any
 
 from .._discovery import (
     AVAILABLE,
@@ -49,7 +48,9 @@ from .kernel_table import (  # noqa: F401 - re-exported: the checks' public help
     unsupported_reason,
 )
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
+    from typing import Any
 
     from .._core import CData
     from .._settings import Settings
@@ -117,7 +118,7 @@ def certify(entry: BackendEntry, reference: CData | None, settings: Settings | N
               "backend is compared with, is not usable here", "is not used")
         return
     from . import (
-        certification,  # only with third-party backends: it costs ~2 ms to import
+        certification,  # only with third-party backends: costly to import
         code_identity,
     )
 

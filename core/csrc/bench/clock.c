@@ -1,15 +1,12 @@
 /*
  * clock.c - how fast this core really runs, for "cycles per block" in benchmarks.
  *
- * The TSC ticks at a fixed rate while the core boosts above it (on an AMD EPYC Zen 4 VM in 2026:
- * TSC 2.6 GHz, core about 3.7 GHz), so TSC ticks are not cycles, and perf counters are
- * unavailable in many VMs.  A chain of dependent register-to-register additions runs at one per
- * cycle on every x86-64 core, so timing one gives the core clock.
+ * The TSC ticks at a fixed rate while the core boosts above it, so TSC ticks are not cycles,
+ * and perf counters are unavailable in many VMs.  A chain of dependent register-to-register
+ * additions runs at one per cycle on every x86-64 core, so timing one gives the core clock.
  *
- * Register to register, not an immediate: recent Intel cores (an Intel Xeon VM in December 2026)
- * fold chains of `add $1` at register renaming, several per cycle; timed that way this "clock"
- * read 19.6-20.6 GHz there, where register adds and imul chains (3 cycles each) both gave
- * 3.9 GHz.
+ * Register to register, not an immediate: recent Intel cores fold chains of `add $1` at
+ * register renaming, several per cycle, which would read as a clock several times too fast.
  */
 #include <stdint.h>
 

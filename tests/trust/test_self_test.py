@@ -2,7 +2,7 @@
 and the certification's cache.
 
 Kernels with a bug are made here from ref's with a Python wrapper (a cffi callback in a kernel
-table of our own), so every bug class is cheap to state; tests/registry/test_bad_kernels.py
+table of our own), so every bug class is cheap to state; tests/trust/test_bad_kernels.py
 builds real ones as installed wheels.
 """
 
@@ -178,7 +178,7 @@ def test_certification_compares_argon2_with_ref_and_known_answers(ref):
 #
 # The records are keyed on the code behind the kernel table: here ref's real table (its shared
 # object, found with dladdr) and a module file of our own, which stands for a Python module
-# re-exporting the compiled one (tests/registry/test_certify_child.py changes compiled code itself).
+# re-exporting the compiled one (test_certification_child.py changes compiled code itself).
 
 
 @pytest.fixture

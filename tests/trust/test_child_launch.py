@@ -74,13 +74,6 @@ def sites(tmp_path_factory) -> dict[str, Path]:
             for key, wheel in wheels.items()}
 
 
-@pytest.fixture
-def cache(tmp_path) -> Path:
-    path = tmp_path / "cache"
-    path.mkdir(mode=0o700)
-    return path
-
-
 def host_environment(tmp_path: Path, cache: Path, **variables: str) -> dict[str, str]:
     """A clean environment with a home of the test's own (nothing may land in it)."""
     home = tmp_path / "home"

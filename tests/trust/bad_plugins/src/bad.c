@@ -1,6 +1,6 @@
 /*
  * bad.c - ref's kernels with one deliberate bug, switched on by bug.h (written next to this file,
- * with ref.c, by tests/registry/test_bad_kernels.py before the wheel is built):
+ * with ref.c, by tests/trust/test_bad_kernels.py before the wheel is built):
  *
  *   #define BAD_G_BEHIND n     G flips a bit of its result when ref lies more than n blocks
  *                              behind prev (the kernel compares their addresses);

@@ -7,11 +7,11 @@
   certification runs F over exactly that many and one more.
 - F's counter and flags: a message cannot be long enough to reach every counter, so F is called
   directly at every carry of t0 and t1, with f0 and f1 (issue 31, item 6; the cases' coverage
-  and the bugs they catch are tests/registry/test_blake2b_counters.py's).
+  and the bugs they catch are tests/trust/test_certification_blake2b.py's).
 
-The first tests state it with ref's kernels wrapped in Python (as tests/registry/test_selftest.py
+The first tests state it with ref's kernels wrapped in Python (as tests/trust/test_self_test.py
 does); the last ones build real broken kernels as wheels, install them with pip and use them from
-a fresh interpreter, as a user would (the machinery of tests/registry/test_bad_kernels.py).
+a fresh interpreter, as a user would (the machinery of tests/trust/test_bad_kernels.py).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from argonishche._trust import (
     self_test,
 )
 from test_bad_kernels import build_and_install, run_with_plugin
-from test_selftest import WrappedKernels
+from test_self_test import WrappedKernels
 
 LANE = 4 * 1024 * 1024  # blocks: 4 GiB, the default Limits' max_memory_cost, in one lane
 MAX_RUN = 16384         # blocks: ARGONISHCHE_BLAKE2B_MAX_RUN

@@ -1,6 +1,6 @@
 """Real broken kernels, built as installed distributions: what a user gets with one installed.
 
-tests/registry/bad_plugins/ is a plugin project whose kernels are ref's with one deliberate bug,
+tests/trust/bad_plugins/ is a plugin project whose kernels are ref's with one deliberate bug,
 switched on by a ``#define`` (see its src/bad.c).  It is built into one wheel per bug class that
 third-party kernels had, installed with ``pip install --target`` into a directory of its own, and
 run in a fresh interpreter with that directory on PYTHONPATH, where argonishche's entry-point
@@ -87,7 +87,7 @@ PROBE = """
 
 def build_and_install(bugs: dict[str, str], root: Path,
                       entry_points: dict[str, str] | None = None) -> dict[str, Path]:
-    """Build tests/registry/bad_plugins into a wheel per bug (its src/bug.h: *bugs*' value, its
+    """Build tests/trust/bad_plugins into a wheel per bug (its src/bug.h: *bugs*' value, its
     entry point named by *entry_points*, else "bad") and pip install each into a directory of its
     own under *root*; bug -> that directory.  Skips without a C compiler."""
     if shutil.which("cc") is None and shutil.which("gcc") is None:

@@ -2,7 +2,7 @@
  * misbehaving.c - ref's kernels with the misbehaviour a #define before this file switches on
  * (tests/plugin_wheels.py writes one small C file per kernel module: the defines, then
  * #include "misbehaving.c"; ref.c is copied next to it).  The third-party kernels the trust
- * tests (tests/registry/test_plugin_trust.py) install as real wheels:
+ * tests (tests/trust/test_plugin_trust.py) install as real wheels:
  *
  *   TRUST_G_AFTER_CALLS n  G is right for the first n calls in a process, then flips a bit of
  *                          every result: a time bomb no check done before it goes off can see;

@@ -6,7 +6,7 @@ error.  F takes the counter as an input, so certification calls it directly with
 every carry of both words and with the flags (argonishche._trust.certification_blake2b), comparing
 with ref's F, without hashing gigabytes.
 
-The first tests wrap ref's F in Python (as tests/registry/test_selftest.py does); the last ones
+The first tests wrap ref's F in Python (as tests/trust/test_self_test.py does); the last ones
 install real misbehaving plugin wheels (tests/plugin_wheels.py, the TRUST_F_COUNTER_PAST,
 TRUST_F_HIGH_WORD and TRUST_F_LAST_NODE_PAST switches of misbehaving.c) with pip and use them from
 a fresh interpreter with a cache directory of its own.
