@@ -30,6 +30,11 @@ if TYPE_CHECKING:
     from ._hash_call import CArena
 
 
+#: The most hashes of one C call (``argon2_hash_encoded_many``): nothing interrupts a C call (a
+#: Ctrl-C waits for it), and its lease of work memory is held, and not wiped, until it returns.
+MAX_HASHES_PER_CALL = 8
+
+
 class _Defaults(NamedTuple):
     """The cost defaults of argon2_hash, argon2_hash_encoded and hash_many (RFC 9106's second
     recommended option, as argon2-cffi's)."""
@@ -249,19 +254,25 @@ def argon2_hash_encoded_many(passwords: Sequence[Buffer | str], salts: Sequence[
                              allocator: str | Allocator | None = None,
                              wipe: Wipe = True) -> list[str]:
     """:func:`argon2_hash_encoded` of each password with its salt (``hash_many``'s chunks):
-    in one C call where :func:`_compute_many` applies, else one hash at a time."""
+    in C calls of up to ``MAX_HASHES_PER_CALL`` hashes where :func:`_compute_many` applies,
+    else one hash at a time."""
     params = Argon2Params.check(type=type, version=version, time_cost=time_cost,
                                 memory_cost=memory_cost, parallelism=parallelism,
                                 hash_len=hash_len)
     salt_bytes = [_salt(salt) for salt in salts]
     if len(salt_bytes) != len(passwords):
         raise ParameterError(f"{len(passwords)} passwords but {len(salt_bytes)} salts")
-    tags = _compute_many(params, passwords, salt_bytes, secret, associated_data, threads,
-                         backend, allocator, wipe)
-    if tags is None:
-        tags = [_compute(params, password, salt, secret, associated_data, threads, backend,
-                         allocator, None, wipe)
-                for password, salt in zip(passwords, salt_bytes, strict=True)]
+    tags: list[bytes] = []
+    for start in range(0, len(passwords), MAX_HASHES_PER_CALL):
+        end = start + MAX_HASHES_PER_CALL
+        some = _compute_many(params, passwords[start:end], salt_bytes[start:end], secret,
+                             associated_data, threads, backend, allocator, wipe)
+        if some is None:
+            some = [_compute(params, password, salt, secret, associated_data, threads,
+                             backend, allocator, None, wipe)
+                    for password, salt in zip(passwords[start:end], salt_bytes[start:end],
+                                              strict=True)]
+        tags += some
     return [_phc.encode(params.type.label, params.version, params.memory_cost,
                         params.time_cost, params.parallelism, salt, tag)
             for salt, tag in zip(salt_bytes, tags, strict=True)]

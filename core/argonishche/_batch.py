@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar, cast
 
-from ._argon2 import DEFAULTS, argon2_hash_encoded_many
+from ._argon2 import DEFAULTS, MAX_HASHES_PER_CALL, argon2_hash_encoded_many
 from ._parameter_checks import (
     MIN_SALT_LEN,
     UINT32_MAX,
@@ -54,7 +54,8 @@ MAX_WORKERS = 4096
 #: Without an executor and *chunk_size*, each chunk is the passwords left divided by this many
 #: per hashing thread (rounded up): a chunk is hashed in one C call that wipes its work memory
 #: once, at its end, so large chunks save a wipe per password; they shrink to one password as
-#: the batch ends, so that no thread finishes long before the others.
+#: the batch ends, so that no thread finishes long before the others.  At most
+#: ``MAX_HASHES_PER_CALL``: progress is reported, and an error raised, between chunks.
 GUIDED_SHARES_PER_THREAD = 2
 
 #: ``progress=``: called as ``progress(done, total)``; what it returns is ignored.
@@ -217,7 +218,7 @@ def _on_shared_pool(passwords: Sequence[Buffer | str], salts: Sequence[bytes],
             start, left = next_start, total - next_start
             if stopped or left <= 0:
                 return None
-            size = min(left, chunk_size or -(-left // shares))
+            size = min(left, chunk_size or min(-(-left // shares), MAX_HASHES_PER_CALL))
             next_start += size
             return start, size
 

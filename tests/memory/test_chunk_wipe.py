@@ -220,3 +220,19 @@ def test_known_tag_from_a_chunk():
                                                             hash_len=32, **SMALL),
                                  [PASSWORD, PASSWORD], [SALT, SALT], b"", b"", 1, None,
                                  "arena") == [argonishche.argon2_hash(PASSWORD, SALT, **SMALL)] * 2
+
+
+def test_a_long_chunk_is_hashed_in_c_calls_of_a_few_hashes(monkeypatch):
+    # Nothing interrupts a C call and its lease is held until it returns: a few hashes each.
+    sizes = []
+    original = _hash_call.argon2_many
+    monkeypatch.setattr(_hash_call, "argon2_many",
+                        lambda *a, **k: sizes.append(len(k["passwords"])) or original(*a, **k))
+    count = 2 * _argon2.MAX_HASHES_PER_CALL + 3
+    passwords = [f"pw{i}" for i in range(count)]
+    encoded = argonishche.hash_many(passwords, chunk_size=count, **SMALL)
+    assert sizes == [_argon2.MAX_HASHES_PER_CALL] * 2 + [3]
+    assert all(argonishche.argon2_verify(h, p) for h, p in zip(encoded, passwords, strict=True))
+    sizes.clear()
+    argonishche.hash_many(passwords * 4, **SMALL)  # default chunks: capped the same way
+    assert sum(sizes) == 4 * count and max(sizes) <= _argon2.MAX_HASHES_PER_CALL
