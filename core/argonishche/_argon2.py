@@ -6,7 +6,7 @@ lookups after the first call) and makes one C call, with the GIL released while 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from . import _hash_call, _phc, _registry, _warn, _work_memory
 from ._parameter_checks import (
@@ -32,6 +32,11 @@ if TYPE_CHECKING:
     from ._hash_call import CArena
 else:
     from ._named_tuple import NamedTuple
+
+
+#: The most hashes of one C call (``argon2_hash_encoded_many``): nothing interrupts a C call (a
+#: Ctrl-C waits for it), and its lease of work memory is held, and not wiped, until it returns.
+MAX_HASHES_PER_CALL = 8
 
 
 class _Defaults(NamedTuple):
@@ -212,6 +217,70 @@ def _run(reg: _registry.Registry, inputs: _Inputs, argon2_table: CData, blake2b_
                        f"numpy array or ctypes object of the memoryview it was given), which "
                        f"is valid only during the call: the memory cannot be freed while that "
                        f"reference lives; the tag is returned", RuntimeWarning)
+
+
+def _compute_many(params: Argon2Params, passwords: Sequence[Buffer | str],
+                  salts: Sequence[bytes], secret: Buffer, associated_data: Buffer,
+                  threads: int | None, backend: str | None,
+                  allocator: str | Allocator | None = None,
+                  wipe: Wipe = True) -> list[bytes] | None:
+    """The tags of a chunk of ``hash_many`` in one C call and one lease of work memory, wiped
+    once before it leaves the call (``_hash_call.argon2_many``); None where that does not apply,
+    and the caller hashes one at a time (:func:`_compute`): a third-party kernel (the witness
+    recomputes each of its tags), an allocator whose memory Python sees or that promises a
+    fresh mapping per hash (hugepages), or a wipe callback."""
+    reg = _registry.get()
+    argon2_table, blake2b_table, third_party = reg.hashing_tables(backend)
+    wipe_in_c, wipe_callback = _wipe_policy(wipe)
+    if third_party or wipe_callback is not None:
+        return None
+    owner = reg.allocator(allocator)
+    if getattr(owner, "c_arena", None) is None or \
+            getattr(owner, "arena_flags", 0) & _hash_call.ARENA_HUGE_PAGES:
+        return None
+    return _hash_call.argon2_many(
+        argon2_table, blake2b_table, cast("CArena", owner), type=params.type.label,
+        version=params.version, time_cost=params.time_cost, memory_cost=params.memory_cost,
+        parallelism=params.parallelism, threads=params.threads(threads),
+        hash_len=params.hash_len, wipe_memory=wipe_in_c,
+        passwords=[byte_buffer("password", password, allow_str=True) for password in passwords],
+        salts=salts, secret=byte_buffer("secret", secret),
+        associated_data=byte_buffer("associated_data", associated_data))
+
+
+def argon2_hash_encoded_many(passwords: Sequence[Buffer | str], salts: Sequence[bytes], *,
+                             type: TypeLike = DEFAULTS.type,
+                             time_cost: int = DEFAULTS.time_cost,
+                             memory_cost: int = DEFAULTS.memory_cost,
+                             parallelism: int = DEFAULTS.parallelism,
+                             hash_len: int = DEFAULTS.hash_len, secret: Buffer = b"",
+                             associated_data: Buffer = b"", version: int = DEFAULTS.version,
+                             threads: int | None = None, backend: str | None = None,
+                             allocator: str | Allocator | None = None,
+                             wipe: Wipe = True) -> list[str]:
+    """:func:`argon2_hash_encoded` of each password with its salt (``hash_many``'s chunks):
+    in C calls of up to ``MAX_HASHES_PER_CALL`` hashes where :func:`_compute_many` applies,
+    else one hash at a time."""
+    params = Argon2Params.check(type=type, version=version, time_cost=time_cost,
+                                memory_cost=memory_cost, parallelism=parallelism,
+                                hash_len=hash_len)
+    salt_bytes = [_salt(salt) for salt in salts]
+    if len(salt_bytes) != len(passwords):
+        raise ParameterError(f"{len(passwords)} passwords but {len(salt_bytes)} salts")
+    tags: list[bytes] = []
+    for start in range(0, len(passwords), MAX_HASHES_PER_CALL):
+        end = start + MAX_HASHES_PER_CALL
+        some = _compute_many(params, passwords[start:end], salt_bytes[start:end], secret,
+                             associated_data, threads, backend, allocator, wipe)
+        if some is None:
+            some = [_compute(params, password, salt, secret, associated_data, threads,
+                             backend, allocator, None, wipe)
+                    for password, salt in zip(passwords[start:end], salt_bytes[start:end],
+                                              strict=True)]
+        tags += some
+    return [_phc.encode(params.type.label, params.version, params.memory_cost,
+                        params.time_cost, params.parallelism, salt, tag)
+            for salt, tag in zip(salt_bytes, tags, strict=True)]
 
 
 def _hand_to_wipe_callback(callback: Callable[[memoryview], object], buffer: Buffer) -> bool:

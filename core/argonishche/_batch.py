@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar, cast
 
-from ._argon2 import DEFAULTS, argon2_hash_encoded
+from ._argon2 import DEFAULTS, MAX_HASHES_PER_CALL, argon2_hash_encoded_many
 from ._parameter_checks import (
     MIN_SALT_LEN,
     UINT32_MAX,
@@ -51,10 +51,12 @@ class Executor(Protocol):
 #: The most ``workers=`` accepted (a larger executor's count is capped to it for chunking).
 MAX_WORKERS = 4096
 
-#: Without an executor, about this many chunks per worker by default: the threads take the next
-#: chunk as they finish one, so small chunks cost little and keep the last ones from finishing
-#: alone (24 default-cost passwords on 2 CPUs: one password a chunk).
-TASKS_PER_POOL_WORKER = 16
+#: Without an executor and *chunk_size*, each chunk is the passwords left divided by this many
+#: per hashing thread (rounded up): a chunk is hashed in one C call that wipes its work memory
+#: once, at its end, so large chunks save a wipe per password; they shrink to one password as
+#: the batch ends, so that no thread finishes long before the others.  At most
+#: ``MAX_HASHES_PER_CALL``: progress is reported, and an error raised, between chunks.
+GUIDED_SHARES_PER_THREAD = 2
 
 #: ``progress=``: called as ``progress(done, total)``; what it returns is ignored.
 Progress: TypeAlias = Callable[[int, int], object]
@@ -62,9 +64,13 @@ Progress: TypeAlias = Callable[[int, int], object]
 
 def hash_chunk(passwords: Sequence[Buffer | str], salts: Sequence[bytes],
                options: dict[str, Any]) -> list[str]:
-    """PHC strings for one chunk; what every executor runs (module level, so picklable)."""
-    return [argon2_hash_encoded(password, salt, **options)
-            for password, salt in zip(passwords, salts, strict=True)]
+    """PHC strings for one chunk; what every executor runs (module level, so picklable).
+
+    With a C arena allocator (the default) and built-in kernels, the chunk is hashed in one C
+    call and one lease of work memory, wiped once before it leaves the call rather than after
+    every hash; otherwise (a Python allocator, a wipe callback, a third-party kernel and its
+    witness) one hash at a time, as ``argon2_hash_encoded``."""
+    return argon2_hash_encoded_many(passwords, salts, **options)
 
 
 def executor_workers(executor: Executor) -> int | None:
@@ -127,9 +133,10 @@ def hash_many(passwords: Iterable[Buffer | str], *, type: TypeLike = DEFAULTS.ty
         threads, summed, when the call starts), else one per CPU of this process.  Give it for
         an executor that does not tell, or whose cluster will grow.
     :param chunk_size: passwords per submitted task; default: about four tasks per worker
-        (without *executor*, 16 chunks per worker: see ``TASKS_PER_POOL_WORKER``).  Given, it
-        wins over *workers*.
-    :param progress: called as ``progress(done, total)`` each time a chunk finishes.
+        (without *executor*, chunks that shrink as the batch ends: see
+        ``GUIDED_SHARES_PER_THREAD``).  Given, it wins over *workers*.
+    :param progress: called as ``progress(done, total)`` each time a chunk finishes (*done*
+        counts passwords).
 
     Each hash fills its lanes on one thread (``threads=1``): the parallelism is across hashes.
     """
@@ -148,10 +155,10 @@ def hash_many(passwords: Iterable[Buffer | str], *, type: TypeLike = DEFAULTS.ty
         workers = min(told, MAX_WORKERS) if told else os.cpu_count() or 1
     workers = integer("workers", workers, 1, MAX_WORKERS)
     total = len(passwords)
-    if chunk_size is None:  # on the shared pool a chunk costs a lock and a queue item: finer
-        tasks = 4 * workers if executor is not None else TASKS_PER_POOL_WORKER * workers
-        chunk_size = max(1, -(-total // tasks))
-    chunk_size = integer("chunk_size", chunk_size, 1, UINT32_MAX)
+    if chunk_size is not None:
+        chunk_size = integer("chunk_size", chunk_size, 1, UINT32_MAX)
+    elif executor is not None:
+        chunk_size = max(1, -(-total // (4 * workers)))
     options = dict(type=type, time_cost=time_cost, memory_cost=memory_cost,
                    parallelism=parallelism, hash_len=hash_len, version=version, secret=secret,
                    associated_data=associated_data, allocator=allocator, wipe=wipe,
@@ -161,6 +168,7 @@ def hash_many(passwords: Iterable[Buffer | str], *, type: TypeLike = DEFAULTS.ty
         return _on_shared_pool(passwords, salts, options, chunk_size, workers, progress)
     from concurrent.futures import as_completed  # the executor's own module: loaded already
 
+    assert chunk_size is not None
     results: list[str | None] = [None] * total
     futures: dict[Future[list[str]], int] = {}
     try:
@@ -182,10 +190,12 @@ def hash_many(passwords: Iterable[Buffer | str], *, type: TypeLike = DEFAULTS.ty
 
 
 def _on_shared_pool(passwords: Sequence[Buffer | str], salts: Sequence[bytes],
-                    options: dict[str, Any], chunk_size: int, workers: int,
+                    options: dict[str, Any], chunk_size: int | None, workers: int,
                     progress: Progress | None) -> list[str]:
     """The chunks hashed by the calling thread and by up to ``min(workers, pool_size()) - 1``
-    threads of the shared pool, each taking the next chunk until none is left.
+    threads of the shared pool, each taking the next chunk until none is left: of *chunk_size*
+    passwords, or (None) of the passwords left shared among the threads
+    (``GUIDED_SHARES_PER_THREAD``).
 
     Progress is reported, and errors raised, on the calling thread (between its own chunks, then
     while it waits for the pool's); on an error or interrupt no further chunk starts, and the
@@ -194,46 +204,53 @@ def _on_shared_pool(passwords: Sequence[Buffer | str], salts: Sequence[bytes],
     import queue
 
     total = len(passwords)
-    starts = iter(range(0, total, chunk_size))
+    next_start = 0
     take_lock = threading.Lock()
     stopped = False
     finished: queue.SimpleQueue[tuple[int, list[str] | BaseException]] = queue.SimpleQueue()
+    chunks = total if chunk_size is None else -(-total // chunk_size)  # at most
+    threads = min(workers, pool_size(), chunks)
+    shares = GUIDED_SHARES_PER_THREAD * max(threads, 1)
 
-    def take() -> int | None:
+    def take() -> tuple[int, int] | None:
+        nonlocal next_start
         with take_lock:
-            return None if stopped else next(starts, None)
+            start, left = next_start, total - next_start
+            if stopped or left <= 0:
+                return None
+            size = min(left, chunk_size or min(-(-left // shares), MAX_HASHES_PER_CALL))
+            next_start += size
+            return start, size
 
-    def hash_one(start: int) -> None:
+    def hash_one(start: int, size: int) -> None:
         try:
             chunk: list[str] | BaseException = hash_chunk(
-                passwords[start:start + chunk_size], salts[start:start + chunk_size], options)
+                passwords[start:start + size], salts[start:start + size], options)
         except BaseException as exc:  # reported (raised) on the calling thread
             chunk = exc
         finished.put((start, chunk))
 
     def helper() -> None:
-        while (start := take()) is not None:
-            hash_one(start)
+        while (taken := take()) is not None:
+            hash_one(*taken)
 
-    chunks = -(-total // chunk_size)
     helpers: list[Future[None]] = []
-    if min(workers, pool_size(), chunks) > 1:
+    if threads > 1:
         pool = shared_pool()
-        for _ in range(min(workers, pool_size(), chunks) - 1):
+        for _ in range(threads - 1):
             try:
                 helpers.append(pool.submit(helper))
             except RuntimeError:  # the interpreter is shutting down: no new pool work
                 break
     results: list[str | None] = [None] * total
-    received = done = 0
+    done = 0
 
     def receive(block: bool) -> bool:
-        nonlocal received, done
+        nonlocal done
         try:
             start, chunk = finished.get(block=block)
         except queue.Empty:
             return False
-        received += 1
         if isinstance(chunk, BaseException):
             raise chunk
         results[start:start + len(chunk)] = chunk
@@ -243,11 +260,11 @@ def _on_shared_pool(passwords: Sequence[Buffer | str], salts: Sequence[bytes],
         return True
 
     try:
-        while (start := take()) is not None:
-            hash_one(start)
+        while (taken := take()) is not None:
+            hash_one(*taken)
             while receive(block=False):
                 pass
-        while received < chunks:
+        while done < total:  # every chunk taken: wait for the pool's
             receive(block=True)
     finally:
         with take_lock:

@@ -1,4 +1,5 @@
-"""The Python face of the C driver: one C call per hash, with kernel tables already chosen.
+"""The Python face of the C driver: one C call per hash (or per chunk of hash_many: see
+:func:`argon2_many`), with kernel tables already chosen.
 
 No selection and no validation happens here (see :mod:`argonishche._registry` and
 :mod:`argonishche._parameter_checks`); this is the shortest path from checked parameters to the C
@@ -15,7 +16,7 @@ from .exceptions import ArgonishcheMemoryError, HashingError, ParameterError, Pa
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping, Sequence
     from typing import Protocol
 
     from ._core import CData
@@ -34,6 +35,9 @@ if TYPE_CHECKING:
 TYPE_CODES = {"d": lib.ARGONISHCHE_ARGON2D, "i": lib.ARGONISHCHE_ARGON2I,
               "id": lib.ARGONISHCHE_ARGON2ID}
 
+
+#: The hugepages allocator's arena flag: it promises a fresh mapping per hash.
+ARENA_HUGE_PAGES = lib.ARGONISHCHE_ARENA_HUGE_PAGES
 
 #: A caller's buffer may start anywhere: the driver uses it from the first 64-byte boundary.
 ALIGNMENT_SLACK = 63
@@ -110,18 +114,9 @@ def argon2(argon2_table: CData, blake2b_table: CData, *, type: str, version: int
     try:
         if memory_c is None:
             c_arena = arena.c_arena if arena is not None else ffi.NULL
-            if _work_memory.unconfigured():
-                _work_memory.config()
-            # First a try that is never queued (room now: the common case, nothing to clean
-            # up); without room, a place in the queue and the wait (see _work_memory).
-            status = lib.argonishche_arena_argon2_hash(
-                c_arena, argon2_table, blake2b_table, request, _work_memory.new_try(), 0,
-                os_error)
-            if status == lib.ARGONISHCHE_WAIT_MEMORY or status == lib.ARGONISHCHE_ERR_OVER_BUDGET:
-                status = _work_memory.admitted(
-                    lambda ticket, wait_ms: lib.argonishche_arena_argon2_hash(
-                        c_arena, argon2_table, blake2b_table, request, ticket, wait_ms,
-                        os_error), memory_size(memory_cost, parallelism))
+            status = _admitted(lambda ticket, wait_ms: lib.argonishche_arena_argon2_hash(
+                c_arena, argon2_table, blake2b_table, request, ticket, wait_ms, os_error),
+                memory_size(memory_cost, parallelism))
         else:
             status = lib.argonishche_argon2_hash(argon2_table, blake2b_table, request)
     finally:
@@ -132,24 +127,92 @@ def argon2(argon2_table: CData, blake2b_table: CData, *, type: str, version: int
                 lib.argonishche_secure_wipe(copy, size)
     if status == lib.ARGONISHCHE_OK:
         return bytes(tag)
+    raise _failure(status, os_error[0], memory_cost, parallelism, arena,
+                   given=None if memory_c is None else given)
+
+
+def argon2_many(argon2_table: CData, blake2b_table: CData, arena: CArena, *, type: str,
+                version: int, time_cost: int, memory_cost: int, parallelism: int, threads: int,
+                passwords: Sequence[Buffer], salts: Sequence[bytes], secret: Buffer,
+                associated_data: Buffer, hash_len: int, wipe_memory: bool = True) -> list[bytes]:
+    """The raw tags of one password and salt each, as :func:`argon2` would return them one by
+    one, in ONE C call and one lease of *arena*'s work memory.
+
+    The memory is wiped once, before it leaves the C call (after the last hash, or after the
+    hash that failed), not between hashes: no hash reads another's blocks, and nothing outside
+    the call sees the memory meanwhile.  Only for a C arena (a caller's buffer, a Python
+    allocator's memory or a wipe callback take :func:`argon2`, a hash at a time).  The first
+    hash that fails stops the call, and is raised as :func:`argon2` raises it.
+    """
+    count = len(passwords)
+    if count == 0:
+        return []
+    owned = [_owned_copy(password) for password in passwords]
+    (secret_c, secret_len, secret_copy), (ad_c, ad_len, _) = (
+        _owned_copy(data) for data in (secret, associated_data))
+    inputs = ffi.new("argonishche_argon2_input[]", count)
+    salts_c = [ffi.from_buffer(salt) for salt in salts]  # kept alive until the call returns
+    for item, (password_c, password_len, _), salt, salt_c in zip(
+            inputs, owned, salts, salts_c, strict=True):
+        item.password, item.password_len = password_c, password_len
+        item.salt, item.salt_len = salt_c, len(salt)
+    tags = bytearray(hash_len * count)
+    tags_c = ffi.from_buffer(tags)
+    request = ffi.new("argonishche_argon2_request *", {
+        "type": TYPE_CODES[type], "version": version, "time_cost": time_cost,
+        "memory_cost": memory_cost, "lanes": parallelism, "threads": threads,
+        "secret": secret_c, "secret_len": secret_len,
+        "associated_data": ad_c, "associated_data_len": ad_len,
+        "tag_len": hash_len, "wipe_memory": wipe_memory,
+    })
+    done, os_error = ffi.new("uint32_t *"), ffi.new("int *")
+    try:
+        status = _admitted(lambda ticket, wait_ms: lib.argonishche_arena_argon2_hash_many(
+            arena.c_arena, argon2_table, blake2b_table, request, inputs, count, tags_c, done,
+            ticket, wait_ms, os_error), memory_size(memory_cost, parallelism))
+    finally:
+        for copy, size in [(c, n) for _, n, c in owned] + [(secret_copy, secret_len)]:
+            if copy is not None:
+                lib.argonishche_secure_wipe(copy, size)
+    if status == lib.ARGONISHCHE_OK:
+        return [bytes(tags[i * hash_len:(i + 1) * hash_len]) for i in range(count)]
+    tags[:] = bytes(len(tags))  # the tags before the failed hash are not returned
+    raise _failure(status, os_error[0], memory_cost, parallelism, arena, given=None)
+
+
+def _admitted(call: Callable[[CData, int], int], size: int) -> int:
+    """*call(ticket, wait_ms)*'s status once the work-memory budget admitted it (or refused)."""
+    if _work_memory.unconfigured():
+        _work_memory.config()
+    # First a try that is never queued (room now: the common case, nothing to clean up);
+    # without room, a place in the queue and the wait (see _work_memory).
+    status = call(_work_memory.new_try(), 0)
+    if status == lib.ARGONISHCHE_WAIT_MEMORY or status == lib.ARGONISHCHE_ERR_OVER_BUDGET:
+        status = _work_memory.admitted(call, size)
+    return status
+
+
+def _failure(status: int, os_error: int, memory_cost: int, parallelism: int,
+             arena: CArena | None, given: int | None) -> Exception:
+    """The exception for a failed hash's C status (*given*: the caller's buffer's size)."""
     size = memory_size(memory_cost, parallelism)
-    failure = arena.failure(status, size, os_error[0]) if arena is not None else None
+    failure = arena.failure(status, size, os_error) if arena is not None else None
     if failure is not None:
-        raise failure
+        return failure
     if status == lib.ARGONISHCHE_ERR_NO_MEMORY:
-        raise ArgonishcheMemoryError(
+        return ArgonishcheMemoryError(
             f"could not allocate {size} bytes ({size / 2**20:.1f} MiB) of Argon2 work memory "
             f"for memory_cost={memory_cost} KiB, parallelism={parallelism}")
     if status == lib.ARGONISHCHE_ERR_MEMORY_TOO_SMALL:
-        raise ParameterError(
+        return ParameterError(
             f"memory is {given} bytes; memory_cost={memory_cost}, parallelism="
             f"{parallelism} needs {size + ALIGNMENT_SLACK} (argonishche.memory_size)")
     if status == lib.ARGONISHCHE_ERR_MEMORY_IN_USE:
-        raise ParameterError("memory is in use by another hash running now: two hashes in one "
-                             "buffer would both return wrong tags; give each its own buffer")
+        return ParameterError("memory is in use by another hash running now: two hashes in one "
+                              "buffer would both return wrong tags; give each its own buffer")
     if status == lib.ARGONISHCHE_ERR_PARAMETER:
-        raise ParameterError("the C driver refused the Argon2 parameters")
-    raise HashingError(f"Argon2 driver failed with status {status}")
+        return ParameterError("the C driver refused the Argon2 parameters")
+    return HashingError(f"Argon2 driver failed with status {status}")
 
 
 def c_bytes(data: Buffer) -> CData | bytes:

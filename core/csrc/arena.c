@@ -7,6 +7,9 @@
  * it, never between "taken" and "given back", so no memory and no share of the budget is ever
  * left taken; and mapping, faulting in, wiping and unmapping run without the GIL (cffi releases
  * it), so a large first hash does not stall every other Python thread.
+ *
+ * hash_many's chunks hash several inputs in one such call and one lease: the memory is wiped
+ * once, before it leaves the call, instead of after every hash (see run_hashes).
  */
 #include "platform.h" /* first: threads, mappings (see there) */
 
@@ -81,11 +84,49 @@ argonishche_arena *argonishche_arena_new(int flags) {
     return &kinds[flags];
 }
 
-int argonishche_arena_argon2_hash(argonishche_arena *a, const void *argon2_kernels,
-                                  const void *blake2b_kernels, argonishche_argon2_request *r,
-                                  argonishche_memory_ticket *ticket, uint32_t wait_ms,
-                                  int *os_error) {
+/* Hashes 0..count-1 of one lease: `r` itself (inputs NULL, count 1), or `r` with inputs[i]'s
+ * password and salt and tag i of `tags`.  Stops at the first failure; *done: the tags written.
+ *
+ * Only the last hash of a mapping wipes it (in the driver, by the lane threads): in between the
+ * memory never leaves this call, and no hash reads another's blocks (RFC 9106 section 3.4.1.1:
+ * in the first pass a block is referenced only once this hash has made it).  Heap memory is the
+ * driver's own per hash: each wipes it. */
+static int run_hashes(const void *argon2_kernels, const void *blake2b_kernels,
+                      const argonishche_argon2_request *r, const argonishche_argon2_input *inputs,
+                      uint32_t count, uint8_t *tags, void *memory, size_t size, int prefault,
+                      uint32_t *done) {
+    argonishche_argon2_request one = *r;
+    one.memory = memory, one.memory_len = memory != NULL ? size : 0;
+    int status = ARGONISHCHE_OK;
+    uint32_t i = 0;
+    for (; i < count; i++) {
+        if (inputs != NULL) {
+            one.password = inputs[i].password, one.password_len = inputs[i].password_len;
+            one.salt = inputs[i].salt, one.salt_len = inputs[i].salt_len;
+            one.tag = tags + (size_t)i * r->tag_len;
+        }
+        one.wipe_memory = r->wipe_memory && (memory == NULL || i == count - 1);
+        /* Fresh memory is faulted in by the first hash's lane threads (see below). */
+        status = prefault && i == 0
+                     ? argonishche_argon2_hash_prefault(argon2_kernels, blake2b_kernels, &one)
+                     : argonishche_argon2_hash(argon2_kernels, blake2b_kernels, &one);
+        if (status != ARGONISHCHE_OK) break;
+    }
+    *done = i;
+    /* A failed hash wipes nothing, and the blocks of the hash before it are still there; so may
+     * be a dirty mapping's (its last hash opted out).  Wiped before the lease ends. */
+    if (status != ARGONISHCHE_OK && memory != NULL && r->wipe_memory)
+        argonishche_secure_wipe(memory, size);
+    return status;
+}
+
+static int hash_leased(argonishche_arena *a, const void *argon2_kernels,
+                       const void *blake2b_kernels, argonishche_argon2_request *r,
+                       const argonishche_argon2_input *inputs, uint32_t count, uint8_t *tags,
+                       uint32_t *done, argonishche_memory_ticket *ticket, uint32_t wait_ms,
+                       int *os_error) {
     *os_error = 0;
+    *done = 0;
     r->memory = NULL, r->memory_len = 0;
     if (r->lanes == 0) return ARGONISHCHE_ERR_PARAMETER;
     size_t needed = argonishche_argon2_memory_size(r->memory_cost, r->lanes);
@@ -94,12 +135,14 @@ int argonishche_arena_argon2_hash(argonishche_arena *a, const void *argon2_kerne
     int status = argonishche_work_memory_take(ticket, needed, kind, wait_ms, &lease);
     if (status != ARGONISHCHE_OK) return status;
     if (kind & ARGONISHCHE_LEASE_HEAP) { /* the system allocator: the driver's malloc */
-        status = argonishche_argon2_hash(argon2_kernels, blake2b_kernels, r);
-        if (status != ARGONISHCHE_ERR_NO_MEMORY) {
+        status = run_hashes(argon2_kernels, blake2b_kernels, r, inputs, count, tags, NULL, 0, 0,
+                            done);
+        /* malloc refused, before anything was computed: as for a mapping, below (a later
+         * hash's refusal is reported as it is: the ones before it are done) */
+        if (status != ARGONISHCHE_ERR_NO_MEMORY || *done != 0) {
             argonishche_work_memory_give_back(&lease, NULL, 0, 0);
             return status;
         }
-        /* malloc refused, before anything was computed: as for a mapping, below */
         return argonishche_work_memory_refused(ticket, &lease, wait_ms != 0);
     }
     void *memory = lease.memory;
@@ -116,19 +159,41 @@ int argonishche_arena_argon2_hash(argonishche_arena *a, const void *argon2_kerne
         return status; /* nothing else held memory: a real refusal */
     }
     if (memory != NULL) {
-        r->memory = memory, r->memory_len = lease.size;
         /* Fresh memory is faulted in by the lane threads, in parallel, each its own lanes;
          * the hugepages allocator's on use (one fault per 2 MiB), and locked memory was by
          * map(). */
         int prefault = fresh && !(kind & (ARGONISHCHE_ARENA_HUGE_PAGES | ARGONISHCHE_ARENA_LOCKED));
-        status = prefault ? argonishche_argon2_hash_prefault(argon2_kernels, blake2b_kernels, r)
-                          : argonishche_argon2_hash(argon2_kernels, blake2b_kernels, r);
-        r->memory = NULL, r->memory_len = 0;
+        status = run_hashes(argon2_kernels, blake2b_kernels, r, inputs, count, tags, memory,
+                            lease.size, prefault, done);
     }
-    /* The hugepages allocator's memory is never kept: a fresh mapping per hash is what it is. */
+    /* The hugepages allocator's memory is never kept: a fresh mapping per call is what it is. */
     argonishche_work_memory_give_back(&lease, memory, !(kind & ARGONISHCHE_ARENA_HUGE_PAGES),
                                       !r->wipe_memory);
     return status;
+}
+
+int argonishche_arena_argon2_hash(argonishche_arena *a, const void *argon2_kernels,
+                                  const void *blake2b_kernels, argonishche_argon2_request *r,
+                                  argonishche_memory_ticket *ticket, uint32_t wait_ms,
+                                  int *os_error) {
+    uint32_t done;
+    return hash_leased(a, argon2_kernels, blake2b_kernels, r, NULL, 1, NULL, &done, ticket,
+                       wait_ms, os_error);
+}
+
+int argonishche_arena_argon2_hash_many(argonishche_arena *a, const void *argon2_kernels,
+                                       const void *blake2b_kernels,
+                                       argonishche_argon2_request *r,
+                                       const argonishche_argon2_input *inputs, uint32_t count,
+                                       uint8_t *tags, uint32_t *done,
+                                       argonishche_memory_ticket *ticket, uint32_t wait_ms,
+                                       int *os_error) {
+    *os_error = 0;
+    *done = 0;
+    if (count == 0) return ARGONISHCHE_OK;
+    if (inputs == NULL || tags == NULL) return ARGONISHCHE_ERR_PARAMETER;
+    return hash_leased(a, argon2_kernels, blake2b_kernels, r, inputs, count, tags, done, ticket,
+                       wait_ms, os_error);
 }
 
 uint64_t argonishche_arena_trim(argonishche_arena *a) {

@@ -412,6 +412,14 @@ static int hash_request(const void *argon2_kernels, const void *blake2b_kernels,
          r->type != ARGONISHCHE_ARGON2ID) ||
         (r->version != 0x10 && r->version != 0x13))
         return ARGONISHCHE_ERR_PARAMETER;
+    /* RFC 9106 bounds each input's length to 2^32 - 1 bytes; a NULL input with a length is a
+     * caller's bug, refused rather than read (hash_many's chunks stop at it: arena.c). */
+    if ((r->password == NULL && r->password_len != 0) || (r->salt == NULL && r->salt_len != 0) ||
+        (r->secret == NULL && r->secret_len != 0) ||
+        (r->associated_data == NULL && r->associated_data_len != 0) || r->tag == NULL ||
+        (uint64_t)r->password_len > 0xFFFFFFFFu || (uint64_t)r->salt_len > 0xFFFFFFFFu ||
+        (uint64_t)r->secret_len > 0xFFFFFFFFu || (uint64_t)r->associated_data_len > 0xFFFFFFFFu)
+        return ARGONISHCHE_ERR_PARAMETER;
 
     size_t memory_len = argonishche_argon2_memory_size(r->memory_cost, r->lanes);
     argon2_instance inst = {

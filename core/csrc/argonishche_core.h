@@ -211,6 +211,30 @@ int argonishche_arena_argon2_hash(argonishche_arena *arena, const void *argon2_k
                                   argonishche_memory_ticket *ticket, uint32_t wait_ms,
                                   int *os_error);
 
+/* What differs between the hashes of one argonishche_arena_argon2_hash_many call. */
+typedef struct argonishche_argon2_input {
+    const uint8_t *password;
+    size_t password_len;
+    const uint8_t *salt;
+    size_t salt_len;
+} argonishche_argon2_input;
+
+/* argonishche_arena_argon2_hash of `count` hashes in one lease of work memory: `request` with
+ * inputs[i]'s password and salt (its own password, salt and tag are not read) writes tag i at
+ * tags + i * request->tag_len.  The memory is wiped once, after the last hash (unless
+ * request->wipe_memory is 0), not between hashes: it never leaves the call in between.  Stops at
+ * the first hash that fails, wipes the memory all the same, and returns that hash's status;
+ * *done: the hashes whose tags were written (count on success; the failed one's index else;
+ * 0 with ARGONISHCHE_WAIT_MEMORY and the other admission statuses, when nothing was hashed). */
+ARGONISHCHE_API
+int argonishche_arena_argon2_hash_many(argonishche_arena *arena, const void *argon2_kernels,
+                                       const void *blake2b_kernels,
+                                       argonishche_argon2_request *request,
+                                       const argonishche_argon2_input *inputs, uint32_t count,
+                                       uint8_t *tags, uint32_t *done,
+                                       argonishche_memory_ticket *ticket, uint32_t wait_ms,
+                                       int *os_error);
+
 /* Gives back the idle memory of this arena's kind; bytes given back. */
 ARGONISHCHE_API
 uint64_t argonishche_arena_trim(argonishche_arena *arena);
