@@ -238,8 +238,9 @@ def _compute_many(params: Argon2Params, passwords: Sequence[Buffer | str],
     if getattr(owner, "c_arena", None) is None or \
             getattr(owner, "arena_flags", 0) & _hash_call.ARENA_HUGE_PAGES:
         return None
+    arena: CArena = owner  # type: ignore[assignment]  # it has a C arena (checked above)
     return _hash_call.argon2_many(
-        argon2_table, blake2b_table, cast("CArena", owner), type=params.type.label,
+        argon2_table, blake2b_table, arena, type=params.type.label,
         version=params.version, time_cost=params.time_cost, memory_cost=params.memory_cost,
         parallelism=params.parallelism, threads=params.threads(threads),
         hash_len=params.hash_len, wipe_memory=wipe_in_c,
