@@ -25,9 +25,11 @@ UNLIMITED = 1 << 62
 
 
 def _read(path: str) -> str | None:
+    # Bytes, decoded here: a text-mode open looks its codec up (importing encodings.ascii) and
+    # wraps the file twice, on the first hash's path.
     try:
-        with open(path, encoding="ascii") as f:
-            return f.read()
+        with open(path, "rb", buffering=0) as f:
+            return f.read().decode("ascii")
     except (OSError, UnicodeDecodeError):
         return None
 

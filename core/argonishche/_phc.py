@@ -15,7 +15,7 @@ Every failure is an :class:`InvalidHashError` whose message says what is wrong.
 
 from __future__ import annotations
 
-import base64
+import binascii  # base64's two calls used here, without base64's import of struct
 import re
 
 from .exceptions import InvalidHashError, ParameterError, ParameterTypeError
@@ -186,7 +186,7 @@ def _parse_uint32(name: str, digits: str) -> int:
 
 
 def _b64encode(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii").rstrip("=")
+    return binascii.b2a_base64(data, newline=False).decode("ascii").rstrip("=")
 
 
 def _b64decode(name: str, text: str) -> bytes:
@@ -201,7 +201,7 @@ def _b64decode(name: str, text: str) -> bytes:
     if len(text) % 4 == 1:
         # One leftover character carries only 6 bits, not a whole byte.
         raise InvalidHashError(f"{name} has an impossible base64 length ({len(text)} characters)")
-    data = base64.b64decode(text + "=" * (-len(text) % 4), validate=True)
+    data = binascii.a2b_base64(text + "=" * (-len(text) % 4), strict_mode=True)
     # The last character may carry unused low bits; the reference requires them to be
     # zero. Re-encoding reproduces the text exactly when they are.
     if _b64encode(data) != text:
