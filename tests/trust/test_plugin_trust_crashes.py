@@ -2,11 +2,7 @@
 that raises SIGILL or hangs in certification, or runs an instruction its CPU lacks, costs only
 itself.
 
-Each plugin is a small project (trust_plugins.py's PLUGINS, made by tests/plugin_wheels.py) whose
-kernels are ref's with one misbehaviour (tests/trust/bad_plugins/trust/misbehaving.c), built into
-a wheel with pip once per session, installed with pip, and run in fresh interpreters with a cache
-directory of their own (XDG_CACHE_HOME: certification and selection records live there).
-Expected tags come from argon2-cffi and hashlib, never from argonishche.
+The plugins, and how they are built and run: test_plugin_trust.py's docstring.
 """
 
 from __future__ import annotations
