@@ -98,8 +98,9 @@ ALLOWED = {
                      "_weakrefset", "importlib", "importlib.machinery", "importlib._abc",
                      "importlib._bootstrap", "importlib._bootstrap_external",
                      "contextlib", "warnings", "__future__", "org", "org.python",
-                     "org.python.core", "_opcode_metadata"],
-                    "(dataclasses imports them; argon2-cffi's import does too)"),
+                     "org.python.core", "_opcode_metadata", "_tokenize"],
+                    "(dataclasses imports them; argon2-cffi's import does too; _tokenize and "
+                    "_opcode_metadata since CPython 3.12 and 3.13)"),
     "threading": "the work-memory budget's waits, the registry's locks",
     "atexit": "the built-in allocators give their memory back at exit",
     "mmap": "the built-in allocators, the self-test's far placements",
