@@ -59,6 +59,9 @@ doctest_test_doctest_blocks = "default"
 nitpick_ignore_regex = [
     ("py:.*", r"(collections\.abc|enum|typing|concurrent\.futures|cffi|django|pluggy)\..*"),
     ("py:.*", r"argonishche\._.*"),
+    # The byte-input and wipe aliases (argonishche._parameter_checks), shown by name where a
+    # module imports them for type checkers only.
+    ("py:class", r"Buffer|Wipe"),
     # autodoc writes a field type such as "tuple[str, ...]" as targets split at the comma.
     ("py:class", r"(tuple|dict)\[.*"),
 ]

@@ -3,7 +3,7 @@
 from collections.abc import Callable
 from typing import Any, ClassVar, Self, SupportsIndex
 
-from ._params import Buffer
+from ._parameter_checks import Buffer
 
 class blake2b:  # noqa: N801 - the hashlib name, so it can replace hashlib.blake2b
     """BLAKE2b (RFC 7693) with 1..64-byte digests, optional key, salt and personalization, and

@@ -101,14 +101,14 @@ MUTANTS = [
 # ---- argonishche.vectors -> vectors.h --------------------------------------------------------
 
 def load_vectors():
-    """argonishche.vectors, loaded from its folder without importing argonishche."""
-    folder = ROOT / "core" / "argonishche" / "vectors"
-    spec = importlib.util.spec_from_file_location(
-        "argonishche_vectors", folder / "__init__.py", submodule_search_locations=[str(folder)])
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its submodules import each other relatively
-    spec.loader.exec_module(module)
-    return module
+    """argonishche.vectors without importing argonishche: a stand-in package over its folder runs
+    no ``__init__``, and the vectors import only ``_named_tuple`` beside them."""
+    import types
+
+    parent = types.ModuleType("neon_harness_argonishche")
+    parent.__path__ = [str(ROOT / "core" / "argonishche")]
+    sys.modules[parent.__name__] = parent
+    return importlib.import_module(f"{parent.__name__}.vectors")
 
 
 def c_bytes(data: bytes) -> str:

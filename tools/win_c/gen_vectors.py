@@ -1,6 +1,6 @@
 """Writes kat_vectors.h for kat.c from the project's own tables, so no number is copied by hand.
 
-- the known-answer vectors: ``core/argonishche/vectors.py`` (each with its ``source``),
+- the known-answer vectors: ``core/argonishche/vectors/`` (each with its ``source``),
 - the CPU-feature rows (CPUID leaf/subleaf/register/bit, XCR0, implied features):
   ``core/argonishche/_features.py``, the table the Python CPU gate reads,
 - the built-in backends, their features and compiler targets: ``backends/table.py``.
@@ -34,6 +34,17 @@ def load(name: str, *parts: str) -> Any:
     return module
 
 
+def load_vectors() -> Any:
+    """argonishche.vectors without importing argonishche: a stand-in package over its folder runs
+    no ``__init__``, and the vectors import only ``_named_tuple`` beside them."""
+    import types
+
+    parent = types.ModuleType("win_c_argonishche")
+    parent.__path__ = [os.path.join(ROOT, "core", "argonishche")]
+    sys.modules[parent.__name__] = parent
+    return importlib.import_module(f"{parent.__name__}.vectors")
+
+
 def c_bytes(data: bytes) -> str:
     """A C string literal holding exactly *data* (the length is passed beside it)."""
     return '"' + "".join(f"\\x{b:02x}" for b in data) + '"'
@@ -56,7 +67,7 @@ def x86_backends(features: Any, table: Any) -> list[Any]:
 
 
 def generate(wrong_expected: bool = False) -> str:
-    vectors = load("win_c_vectors", "core", "argonishche", "vectors.py")
+    vectors = load_vectors()
     features = load("win_c_features", "core", "argonishche", "_features.py")
     table = load("win_c_backends", "backends", "table.py")
     x86 = [f for f in features.FEATURES if f.arch == features.X86_64]
