@@ -8,14 +8,13 @@ that could not be computed), 2 a usage error or bad input; error messages go to 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import sys
 import time
 from typing import TYPE_CHECKING
 
-from . import _info, _registry, _tune_command
+from . import _info, _record, _registry, _tune_command
 from ._bench import command as _bench_command
 from ._cli_arguments import fail as _fail
 from ._cli_arguments import whole_number
@@ -243,7 +242,7 @@ def _limits(args: argparse.Namespace) -> Limits:
     """The defaults, or none with --no-limits; then each --max-* flag given."""
     base = CommandLineLimits.none() if args.no_limits else CommandLineLimits()
     given = {name: getattr(args, name) for name in LIMIT_FLAGS}
-    return dataclasses.replace(base, **{k: v for k, v in given.items() if v is not None})
+    return _record.replace(base, **{k: v for k, v in given.items() if v is not None})
 
 
 def _command_verify(args: argparse.Namespace) -> int:

@@ -39,9 +39,9 @@ import contextlib
 import importlib
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 
 from . import _allocators, _backend_declarations, hookspecs
+from ._record import record
 from ._settings import Settings
 from ._version import __version__
 from ._warn import warn
@@ -128,7 +128,7 @@ class BackendEntry:
         return self.backend.name
 
 
-@dataclass(frozen=True)
+@record
 class PluginInfo:
     """What ``argonishche.plugins()`` returns for one plugin: an ``argonishche`` entry point
     (the built-in backends have one each) or the built-in allocators, and what became of it."""
@@ -473,11 +473,11 @@ def _accept_allocator(found: Discovered, allocator: Allocator, dist: str, plugin
 def _record(found: Discovered, name: str, dist: str, state: str, reason: str = "") -> None:
     """Note what became of the plugin *name* of *dist*: one record per plugin, whose reason
     gathers every problem it had (a failure outweighs the rest)."""
-    for index, record in enumerate(found.plugins):
-        if record.name == name and record.distribution == dist:
-            merged = PLUGIN_FAILED if PLUGIN_FAILED in (record.state, state) else state
+    for index, plugin in enumerate(found.plugins):
+        if plugin.name == name and plugin.distribution == dist:
+            merged = PLUGIN_FAILED if PLUGIN_FAILED in (plugin.state, state) else state
             found.plugins[index] = PluginInfo(
-                name, dist, merged, "; ".join(filter(None, (record.reason, reason))))
+                name, dist, merged, "; ".join(filter(None, (plugin.reason, reason))))
             return
     found.plugins.append(PluginInfo(name, dist, state, reason))
 

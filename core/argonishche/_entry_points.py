@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import re
 import sys
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
@@ -23,7 +22,7 @@ else:
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-_DIST_INFO = re.compile(r"(?P<name>[^-]+)-(?P<version>[^-]+?)(-py[^-]*)?\.(dist|egg)-info$")
+_METADATA_SUFFIXES = (".dist-info", ".egg-info")
 
 
 class Distribution(NamedTuple):
@@ -46,8 +45,29 @@ class EntryPoint(NamedTuple):
         return obj
 
 
+def _distribution(entry: str) -> Distribution | None:
+    """The distribution of a metadata directory's name, ``name-version[-pyX.Y].dist-info``
+    (or ``.egg-info``), with ``_`` in the name read as ``-``; None for any other name.
+    String methods rather than a regular expression: ``re`` would be imported for this alone."""
+    for suffix in _METADATA_SUFFIXES:
+        if entry.endswith(suffix):
+            parts = entry[:-len(suffix)].split("-")
+            break
+    else:
+        return None
+    if len(parts) == 3 and parts[2].startswith("py"):
+        parts.pop()
+    if len(parts) != 2 or not all(parts):
+        return None
+    return Distribution(parts[0].replace("_", "-"), parts[1])
+
+
 def _normalize(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
+    """PEP 503's normalized name: runs of ``-``, ``_`` and ``.`` as one ``-``, lower case."""
+    name = name.replace("_", "-").replace(".", "-")
+    while "--" in name:
+        name = name.replace("--", "-")
+    return name.lower()
 
 
 def _section(text: str, group: str) -> Iterator[tuple[str, str]]:
@@ -80,10 +100,9 @@ def entry_point_groups(groups: tuple[str, ...],
         except OSError:
             continue
         for entry in names:
-            match = _DIST_INFO.match(entry)
-            if match is None:
+            dist = _distribution(entry)
+            if dist is None:
                 continue
-            dist = Distribution(match["name"].replace("_", "-"), match["version"])
             if _normalize(dist.name) in seen:
                 continue
             seen.add(_normalize(dist.name))

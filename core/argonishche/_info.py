@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
 import platform
 import sys
 from typing import Any
 
-from . import _features, _registry, _settings, _work_memory
+from . import _features, _record, _registry, _settings, _work_memory
 from ._trust import cpu_gate, record_store
 from ._wording import counted, stated
 from .exceptions import ArgonishcheError, SettingError
@@ -68,8 +67,8 @@ def collect(*, cpuinfo: bool = True) -> dict[str, Any]:
     report["settings"] = dict(reg.settings.given)
     report["cpu"]["usable"] = sorted(cpu_gate.features())
     report["cpu"]["disabled_by_env"] = sorted(cpu_gate.disabled_features())
-    report["backends"] = [dataclasses.asdict(b) for b in reg.report()]
-    report["plugins"] = [dataclasses.asdict(p) for p in reg.plugins]
+    report["backends"] = [_record.asdict(b) for b in reg.report()]
+    report["plugins"] = [_record.asdict(p) for p in reg.plugins]
     report["error"] = str(reg.selection_error) if reg.selection_error else None
     report["allocator"] = reg.allocator_name
     report["allocators"] = [{"name": name, "description": allocator.description,

@@ -12,8 +12,7 @@ import enum
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, fields
-
+from ._record import fields, record
 from .exceptions import (
     LimitExceededError,
     ParameterError,
@@ -115,7 +114,7 @@ def byte_buffer(name: str, value: Buffer | str, *, min_len: int = 0, max_len: in
     return value if isinstance(value, (bytes, bytearray)) else view.cast("B")
 
 
-@dataclass(frozen=True)
+@record
 class Argon2Params:
     """One checked set of Argon2 cost parameters (the inputs that are not secrets)."""
 
@@ -188,7 +187,7 @@ def _base64_len(size: int) -> int:
     return -(-4 * size // 3)
 
 
-@dataclass(frozen=True)
+@record
 class Limits:
     """The most work an encoded hash may ask for before it is refused, unread and unrun.
 
@@ -215,16 +214,15 @@ class Limits:
     max_work: int | None = 8 * 1024 * 1024
 
     def __post_init__(self) -> None:
-        for field in fields(self):
-            value = getattr(self, field.name)
+        for name in fields(self):
+            value = getattr(self, name)
             if value is not None:
-                integer(f"Limits.{field.name}", value, 1,
-                        LIMIT_MAX.get(field.name, UINT32_MAX))
+                integer(f"Limits.{name}", value, 1, LIMIT_MAX.get(name, UINT32_MAX))
 
     @classmethod
     def none(cls) -> Limits:
         """No limits at all: every valid hash is run, whatever it costs (trusted input only)."""
-        return cls(**{field.name: None for field in fields(cls)})
+        return cls(**dict.fromkeys(fields(cls)))
 
     @property
     def max_encoded_len(self) -> int | None:

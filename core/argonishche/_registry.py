@@ -18,8 +18,6 @@ The process's one registry, its locks and what fork() does to them:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-
 from . import _process_registry, _selection, _settings, _warn
 from ._backend_declarations import DECLARATIONS
 from ._discovery import (
@@ -35,6 +33,7 @@ from ._discovery import (
     run_here,
 )
 from ._entry_points import entry_point_groups
+from ._record import field, record
 from ._trust import vetting
 from ._wording import stated
 from .exceptions import ArgonishcheError, BackendError, ParameterTypeError, SettingError, echo
@@ -52,7 +51,7 @@ __all__ = ["ALGORITHMS", "USABLE_STATES", "BackendInfo", "Registry", "get", "res
            "selected_table"]
 
 
-@dataclass(frozen=True)
+@record
 class BackendInfo:
     """What ``argonishche.backends()`` returns for one registered backend."""
 

@@ -30,9 +30,8 @@ before anything is selected (see docs/plugins.md).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
-
 from . import _features
+from ._record import field, record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
@@ -83,7 +82,7 @@ def __getattr__(name: str) -> object:
 CPU_FEATURE_NAMES: tuple[str, ...] = _features.NAMES
 
 
-@dataclass(frozen=True)
+@record
 class Backend:
     """A kernel backend: a compiled module of BLAKE2b and Argon2 kernels for one instruction set.
 

@@ -4,13 +4,12 @@ compiled for more than it declares (which the CPU gate could not protect against
 
 from __future__ import annotations
 
-import dataclasses
 import pathlib
 import platform
 import re
 
 import pytest
-from argonishche import _features, _registry, hookspecs
+from argonishche import _features, _record, _registry, hookspecs
 from argonishche._trust import vetting
 from argonishche.build import kernel_target
 from support import REF_SOURCE, FakeEntryPoint, compiled_backend, make_registry, plugin_registering
@@ -149,8 +148,8 @@ def test_a_module_compiled_for_more_than_its_descriptor_declares_is_refused(
 
 
 def test_the_same_module_is_accepted_when_its_descriptor_is_honest(overreaching_kernels):
-    honest = dataclasses.replace(overreaching_kernels,
-                                 cpu_features=frozenset(OVERREACH[MACHINE][0]))
+    honest = _record.replace(overreaching_kernels,
+                             cpu_features=frozenset(OVERREACH[MACHINE][0]))
     reg = make_registry(FakeEntryPoint("overreach", plugin_registering(honest)))
     record = {b.name: b for b in reg.report()}["overreach"]
     if record.state == "unsupported-cpu":

@@ -7,13 +7,12 @@ named here that must never be imported does not exist, so importing it would als
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 import warnings
 
 import argonishche
 import pytest
-from argonishche import _discovery, _info, _registry, hookspecs
+from argonishche import _discovery, _info, _record, _registry, hookspecs
 from argonishche._version import __version__
 from argonishche.exceptions import BackendError, SettingError
 from argonishche_backends.table import ALL_BUILTIN_BACKENDS, BUILTIN_BACKENDS
@@ -186,7 +185,7 @@ def test_plugins_returns_one_frozen_record_per_plugin_builtins_included():
                for row in BUILTIN_BACKENDS)
     keys = [(p.name, p.distribution) for p in records]
     assert len(keys) == len(set(keys))
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(_record.FrozenRecordError):
         records[0].state = "loaded"  # type: ignore[misc]
     records.clear()  # a copy: the registry's own list is untouched
     assert argonishche.plugins()
@@ -213,8 +212,8 @@ def test_info_lists_the_plugins_from_the_same_records(install):
         reg = install(make_registry(FakeEntryPoint("broken", error=ImportError("gone"),
                                                    dist=REAL)))
     report = _info.collect(cpuinfo=False)
-    assert report["plugins"] == [dataclasses.asdict(p) for p in argonishche.plugins()]
-    assert report["plugins"] == [dataclasses.asdict(p) for p in reg.plugins]
+    assert report["plugins"] == [_record.asdict(p) for p in argonishche.plugins()]
+    assert report["plugins"] == [_record.asdict(p) for p in reg.plugins]
     text = _info.render(report)
     for row in BUILTIN_BACKENDS:
         assert f"  {row.name:<20} loaded   argonishche {__version__}" in text

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
-import dataclasses
 import hmac
 import importlib
 import io
@@ -23,7 +22,7 @@ import warnings
 
 import argonishche
 import pytest
-from argonishche import _argon2, _blake2b_type, _registry, _settings
+from argonishche import _argon2, _blake2b_type, _record, _registry, _settings
 from argonishche._core import ffi
 from argonishche._discovery import BackendEntry
 from argonishche._trust import certification, code_identity, witness
@@ -230,7 +229,7 @@ def test_a_kernel_that_goes_wrong_after_n_calls_is_caught_on_that_hash(
 
 def test_an_explicitly_named_third_party_backend_is_witnessed_too(install, armed_backend, arm):
     # The lowest priority, so that a built-in is selected: the kernel is used only by name.
-    reg = witnessed(install, dataclasses.replace(armed_backend, priority=1))
+    reg = witnessed(install, _record.replace(armed_backend, priority=1))
     assert reg.selected_name("argon2") != "armed"
     arm(0)
     with pytest.warns(RuntimeWarning, match=WARNING):
