@@ -33,6 +33,17 @@ if TYPE_CHECKING:
 else:
     from ._named_tuple import NamedTuple
 
+    class _Literal:
+        """``typing.Literal`` where :func:`typing.get_type_hints` evaluates this module's string
+        annotations: typing is imported when one is first evaluated, not at start-up."""
+
+        def __getitem__(self, values: object) -> object:
+            import typing
+
+            return typing.Literal[values]
+
+    Literal = _Literal()
+
 
 #: The most hashes of one C call (``argon2_hash_encoded_many``): nothing interrupts a C call (a
 #: Ctrl-C waits for it), and its lease of work memory is held, and not wiped, until it returns.

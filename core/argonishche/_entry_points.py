@@ -1,10 +1,11 @@
 """Find ``argonishche`` entry points without importing importlib.metadata.
 
-Importing importlib.metadata costs 11-30 ms here (it pulls in email, zipfile, csv and pathlib),
-about as long as a whole argon2-cffi import and first hash, and it would be paid on the first hash
-of every process.  Entry points are a small file per installed distribution
-(``*.dist-info/entry_points.txt``), so they are read directly: the same distributions in the same
-order, the first of a name on sys.path winning, as importlib.metadata does.
+Importing importlib.metadata pulls in email, zipfile, csv and pathlib: it takes about as long as a
+whole argon2-cffi import and first hash (measured in docs/benchmarks.md, "Measurements behind the
+kernels' choices"), and it would be paid on the first hash of every process.  Entry points are a
+small file per installed distribution (``*.dist-info/entry_points.txt``), so they are read
+directly: the same distributions in the same order, the first of a name on sys.path winning, as
+importlib.metadata does.
 """
 
 from __future__ import annotations

@@ -34,8 +34,6 @@ VERSION_SOURCES = {
 #: Modules whose public names (all of them, or ``__all__``) must be annotated.
 PUBLIC_MODULES = ("argonishche", "argonishche.hookspecs", "argonishche.build",
                   "argonishche.testing", "argonishche.vectors", "argonishche.exceptions")
-#: Names of typing a public annotation may use without its module importing typing at run time.
-TYPING_NAMES = {"Literal": typing.Literal, "Any": typing.Any}
 #: Known gaps, in a file another change is rewriting: remove an entry once it is annotated.
 KNOWN_UNANNOTATED: set[str] = set()
 
@@ -89,8 +87,9 @@ def _missing_annotations(qualname: str, function, bound: bool) -> list[str]:
     if inspect.signature(function).return_annotation is inspect.Signature.empty:
         missing.append(f"{qualname}: return")
     try:  # they are strings (PEP 563): each name must exist at run time too, not only for mypy,
-        # but typing's own, which the start-up path does not import (test_startup_imports.py)
-        typing.get_type_hints(function, localns=TYPING_NAMES)
+        # typing's own included, which the start-up path does not import
+        # (test_startup_imports.py): typing.get_type_hints must resolve them as they are
+        typing.get_type_hints(function)
     except NameError as exc:
         missing.append(f"{qualname}: {exc}")
     return missing

@@ -1,4 +1,4 @@
-"""The selection tests' fixtures (their helpers are selection_support.py's)."""
+"""The registry tests' fixtures (the selection tests' helpers are selection_support.py's)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import shutil
 
 import pytest
 from argonishche import _selection
+from support import REF_SOURCE, compiled_backend
 
 
 @pytest.fixture
@@ -29,3 +30,17 @@ def samples(monkeypatch):
         return real(entry, algorithm, scratch)
     monkeypatch.setattr(_selection, "sample", spy)
     return made
+
+
+@pytest.fixture(scope="session")
+def wrong_kernels(tmp_path_factory):
+    """A real compiled backend named ``wrong``, built with the plugin authors' helper, whose G
+    has one rotation off: it fails the start-up self-test (the vetting tests, and the plugin
+    authors' helper's)."""
+    source = REF_SOURCE.read_text()
+    rotation = "b = argonishche_rotr64(b ^ c, 63);"
+    assert rotation in source
+    with compiled_backend(tmp_path_factory.mktemp("wrong_kernels"), "wrong_kernels_mod",
+                          source.replace(rotation, rotation.replace("63", "62")), name="wrong",
+                          description="G with one rotation off") as backend:
+        yield backend

@@ -53,18 +53,6 @@ def test_wrong_kernel_abi_is_refused_before_any_kernel_runs(monkeypatch, abi):
     assert reg.selected_name("argon2") == builtin_choice()
 
 
-@pytest.fixture(scope="module")
-def wrong_kernels(tmp_path_factory):
-    """A real compiled backend, built with the plugin authors' helper, whose G is subtly wrong."""
-    source = REF_SOURCE.read_text()
-    rotation = "b = argonishche_rotr64(b ^ c, 63);"
-    assert rotation in source
-    with compiled_backend(tmp_path_factory.mktemp("wrong_kernels"), "wrong_kernels_mod",
-                          source.replace(rotation, rotation.replace("63", "62")), name="wrong",
-                          description="G with one rotation off") as backend:
-        yield backend
-
-
 def test_backend_failing_its_self_test_is_excluded_with_a_warning(wrong_kernels):
     with pytest.warns(RuntimeWarning, match="failed its self-test"):
         reg = make_registry(FakeEntryPoint("wrong", plugin_registering(wrong_kernels)))

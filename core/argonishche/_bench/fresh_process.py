@@ -6,7 +6,7 @@ already mapped and zeroed.  A new process has none.  Each sample here is a new i
 with the point's type and lanes (so that imports, the backend's selection and the lane threads
 are warm and what is timed is the memory, not the start-up), then times one hash at the point
 and prints the time, the tag, and the work-memory counters and page faults around that hash,
-for the memory column (see :mod:`.memory_use`).
+for the memory column (see :mod:`argonishche._bench.memory_use`).
 
 Subjects are interleaved, one process each in turn, the order rotating every repetition, so
 that drift hits them alike.  ``pause`` sleeps before each process: on a VM with free page
@@ -14,7 +14,7 @@ reporting, memory freed a few seconds ago has gone back to the host and faults i
 than memory freed a moment ago, so the protocol (which the table prints) matters.
 
 A subject's ``run`` starts one such process and returns its tag, so that the suite's tag check
-(:func:`.timing.check_same_tags`) runs each once, uncounted, before any is timed.
+(:func:`argonishche._bench.timing.check_same_tags`) runs each once, uncounted, before any is timed.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ compare kernels) do not.  At each point it measures
 - **steady state** in one process (mode ``hot``): our default allocator, each built-in allocator
   forced, and the peers, interleaved; the memory column says whose work memory was reused;
 - **the first hash in a new process** (mode ``first``): a server's first login after a start or
-  a deploy, when no memory is kept yet (see :mod:`.fresh_process`).
+  a deploy, when no memory is kept yet (see :mod:`argonishche._bench.fresh_process`).
 
 Both tables are checked first: every subject must produce the same tag.  A point that the
 process's work-memory budget cannot hold is skipped with the reason, not the whole run.

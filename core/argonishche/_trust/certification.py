@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
     from .._core import CData
 
-#: The records' directory under the user's cache directory (:mod:`.record_store`).
+#: The records' directory under the user's cache directory (:mod:`argonishche._trust.record_store`).
 RECORD_KIND = "certified"
 
 

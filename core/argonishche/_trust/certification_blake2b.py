@@ -1,5 +1,5 @@
-"""Certification's BLAKE2b checks (see :mod:`.certification`): F's runs, its byte counter
-and its final-block flags.
+"""Certification's BLAKE2b checks (see :mod:`argonishche._trust.certification`): F's runs, its
+byte counter and its final-block flags.
 
 Messages, against hashlib: runs of 0 to 70 blocks and of 8,191 to 24,577 blocks, and 3 MiB
 messages in one update and in uneven pieces, keyed, salted and personalised, and as a tree's last

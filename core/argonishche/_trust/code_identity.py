@@ -54,7 +54,8 @@ class Code(NamedTuple):
 
     def key(self, cpu: str | None = None) -> str:
         """What a record is valid for: these files' contents and the kernels' places in them,
-        this CPU (*cpu*: its :func:`.cpu_gate.identity`), this argonishche and ABI."""
+        this CPU (*cpu*: its :func:`argonishche._trust.cpu_gate.identity`), this argonishche and
+        ABI."""
         from . import cpu_gate
 
         lines = [f"code {f.blake2b} {f.path}" for f in self.files]

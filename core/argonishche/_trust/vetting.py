@@ -10,16 +10,17 @@
    1 vouched for less than the kernels use.
 4. The quick self-test: known answers through the same C driver that hashes for users, and the
    kernels called where the reported bugs showed (far references, long runs of blocks).
-5. For a backend that is not argonishche's own: the certification (:mod:`.certification`,
-   differential against ``ref`` at sizes the self-test cannot afford), run the first time its
-   code is seen on this machine and remembered by the BLAKE2b of that code and this CPU's
-   identity.  A third-party backend is never used uncertified, and cannot be certified without
-   a usable ``ref`` to compare with.
+5. For a backend that is not argonishche's own: the certification
+   (:mod:`argonishche._trust.certification`, differential against ``ref`` at sizes the self-test
+   cannot afford), run the first time its code is seen on this machine and remembered by the
+   BLAKE2b of that code and this CPU's identity.  A third-party backend is never used
+   uncertified, and cannot be certified without a usable ``ref`` to compare with.
 
 For a third-party backend, steps 2 to 5 run first in a child interpreter
-(:mod:`.certification_child`), before this process imports the kernel module: a kernel that
-crashes or hangs costs that backend, not the process.  A valid record skips the child; either
-way this process then checks that the code it loaded is the code that was certified.
+(:mod:`argonishche._trust.certification_child`), before this process imports the kernel module:
+a kernel that crashes or hangs costs that backend, not the process.  A valid record skips the
+child; either way this process then checks that the code it loaded is the code that was
+certified.
 
 A failure sets the entry's state and reason and warns; it never raises.
 """

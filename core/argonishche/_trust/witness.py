@@ -11,14 +11,15 @@ third-party backend hashes Argon2 (``ARGONISHCHE_WITNESS=on``, the default):
   match (a right password) is answered without a second hash;
 * on any disagreement the built-in's tag is returned, the backend is quarantined for the process
   (the selection falls back), the failure is recorded for later processes
-  (:func:`.certification.remember_failure`), and a RuntimeWarning names the backend, its
-  plugin and its distribution.
+  (:func:`argonishche._trust.certification.remember_failure`), and a RuntimeWarning names the
+  backend, its plugin and its distribution.
 
 The built-ins and this repository's own plugin wheels (``_discovery.FIRST_PARTY``) are never
 witnessed.  BLAKE2b is not: recomputing a digest costs as much as computing it, which takes
 away the third-party kernel's only point, speed.  Certification guards it instead, over every
 run length the core passes F and F's counter at every carry of both its words, with its flags
-(:mod:`.certification_blake2b`), so no message reaches a counter or run it did not check.
+(:mod:`argonishche._trust.certification_blake2b`), so no message reaches a counter or run it did
+not check.
 """
 
 from __future__ import annotations

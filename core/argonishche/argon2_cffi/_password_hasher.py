@@ -1,7 +1,8 @@
 """argon2-cffi's ``PasswordHasher``: argonishche's, answering memory errors as argon2-cffi does.
 
 Everything else is inherited unchanged, so the two differ in nothing but that (see
-:mod:`._memory_errors`): an instance of this one is an ``argonishche.PasswordHasher`` too.
+:mod:`argonishche.argon2_cffi._memory_errors`): an instance of this one is an
+``argonishche.PasswordHasher`` too.
 """
 
 from __future__ import annotations
