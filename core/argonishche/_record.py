@@ -15,6 +15,8 @@ deletion refused.  Type checkers see a dataclass-like class (PEP 681), not a dat
 
 from __future__ import annotations
 
+import sys
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 
 if TYPE_CHECKING:
@@ -107,6 +109,18 @@ def _init_source(names: tuple[str, ...], namespace: dict[str, object],
     return f"def __init__({', '.join(parameters)}):\n" + "\n".join(body or ["    pass"])
 
 
+def _make_init(cls: type, source: str, scope: dict[str, object]) -> Any:
+    """``__init__`` from *source*, with *scope*'s names as closure variables and the class's
+    module as its globals (as dataclasses does), so that typing.get_type_hints resolves its
+    annotations."""
+    names = ", ".join(scope)
+    indented = "\n".join(f"    {line}" for line in source.splitlines())
+    maker = f"def _make({names}):\n{indented}\n    return __init__"
+    made: dict[str, Any] = {}
+    exec(maker, sys.modules[cls.__module__].__dict__, made)
+    return made["_make"](**scope)
+
+
 
 @dataclass_transform(frozen_default=True, field_specifiers=(field,))
 def record(cls: type[_T]) -> type[_T]:
@@ -125,8 +139,7 @@ def record(cls: type[_T]) -> type[_T]:
             delattr(cls, name)  # as dataclasses does: instances always have their own value
         else:
             scope[f"_default_{name}"] = default
-    exec(source, scope)
-    init: Any = scope["__init__"]
+    init = _make_init(cls, source, scope)
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__module__ = cls.__module__
     init.__annotations__ = {**namespace.get("__annotations__", {}), "return": None}

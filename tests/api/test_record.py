@@ -89,3 +89,13 @@ def test_a_field_without_a_default_cannot_follow_one_with_a_default():
 def test_the_public_records_survive_pickle_and_copy(instance):
     assert pickle.loads(pickle.dumps(instance)) == instance
     assert copy.copy(instance) == instance and copy.deepcopy(instance) == instance
+
+
+@pytest.mark.parametrize("cls", [argonishche.Argon2Params, argonishche.Backend,
+                                 argonishche.BackendInfo, argonishche.PluginInfo,
+                                 argonishche.Limits], ids=lambda cls: cls.__name__)
+def test_a_records_init_has_its_fields_types(cls):
+    import typing  # noqa: PLC0415 - the test's own import, not start-up's
+
+    hints = typing.get_type_hints(cls.__init__)  # resolved in the class's module
+    assert list(hints) == [*_record.fields(cls), "return"]
