@@ -57,7 +57,12 @@
 /* RFC 7693 section 3.2: the compression function F, once per block.  The rounds are written out
  * with sigma as constants (a loop looking sigma up was much slower); h and t stay in locals
  * across the blocks of a call, as blocks, a byte pointer, may alias them, which would make every
- * block store and reload them. */
+ * block store and reload them.  The compiler spills some of the sixteen words and keeps the
+ * message words it loaded in stack slots; on a core that forwards stack spills without delay
+ * (AMD Zen 5) that is not what keeps F above its chain of dependent operations when the core is
+ * its own: an assembly copy with one word spilled and every message word added from memory was
+ * no faster, and F without any message words only a little (docs/benchmarks.md).  Fewer
+ * instructions do pay when another thread shares the core. */
 static void ref_blake2b_compress(uint64_t h[8], uint64_t t[2], const uint8_t *blocks,
                                  size_t nblocks, uint64_t increment, uint64_t final_flag,
                                  uint64_t last_node_flag) {
