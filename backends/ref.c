@@ -59,7 +59,7 @@
  * across the blocks of a call, as blocks, a byte pointer, may alias them, which would make every
  * block store and reload them.  The compiler spills some of the sixteen words and keeps the
  * message words it loaded in stack slots; on a core that forwards stack spills without delay
- * (AMD Zen 5) that is not what keeps F above its chain of dependent operations when the core is
+ * that is not what keeps F above its chain of dependent operations when the core is
  * its own: an assembly copy with one word spilled and every message word added from memory was
  * no faster, and F without any message words only a little (docs/benchmarks.md).  Fewer
  * instructions do pay when another thread shares the core. */
