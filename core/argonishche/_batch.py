@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar, cast
+from collections.abc import Iterable, Mapping, Sequence
 
 from ._argon2 import DEFAULTS, MAX_HASHES_PER_CALL, argon2_hash_encoded_many
 from ._parameter_checks import (
@@ -30,23 +29,14 @@ from ._parameter_checks import (
     Wipe,
     integer,
 )
-from ._thread_pool import pool_size, shared_pool
+from ._thread_pool import Executor, Progress, pool_size, shared_pool  # see _thread_pool's doc
 from .exceptions import ParameterTypeError
 from .hookspecs import Allocator
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:  # concurrent.futures is imported only when a batch needs the pool
     from concurrent.futures import Future
-
-T = TypeVar("T")
-
-
-class Executor(Protocol):
-    """What ``hash_many`` needs of its *executor*: a ``concurrent.futures.Executor``'s
-    ``submit`` (any executor has it).  A protocol rather than ``concurrent.futures.Executor``
-    itself, so that annotating with it does not import concurrent.futures (and logging) into
-    every process that imports argonishche."""
-
-    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]: ...
+    from typing import Any
 
 #: The most ``workers=`` accepted (a larger executor's count is capped to it for chunking).
 MAX_WORKERS = 4096
@@ -57,9 +47,6 @@ MAX_WORKERS = 4096
 #: the batch ends, so that no thread finishes long before the others.  At most
 #: ``MAX_HASHES_PER_CALL``: progress is reported, and an error raised, between chunks.
 GUIDED_SHARES_PER_THREAD = 2
-
-#: ``progress=``: called as ``progress(done, total)``; what it returns is ignored.
-Progress: TypeAlias = Callable[[int, int], object]
 
 
 def hash_chunk(passwords: Sequence[Buffer | str], salts: Sequence[bytes],
@@ -186,7 +173,7 @@ def hash_many(passwords: Iterable[Buffer | str], *, type: TypeLike = DEFAULTS.ty
     finally:
         for future in futures:  # an error or an interrupt: no chunk of this call starts now
             future.cancel()
-    return cast("list[str]", results)  # every chunk has filled its slots
+    return results  # type: ignore[return-value]  # every chunk has filled its slots
 
 
 def _on_shared_pool(passwords: Sequence[Buffer | str], salts: Sequence[bytes],
@@ -274,4 +261,4 @@ def _on_shared_pool(passwords: Sequence[Buffer | str], salts: Sequence[bytes],
         for future in helpers:
             if not future.cancelled():
                 future.exception()  # waits for a running helper to end its chunk
-    return cast("list[str]", results)  # every chunk has filled its slots
+    return results  # type: ignore[return-value]  # every chunk has filled its slots

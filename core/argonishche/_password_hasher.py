@@ -10,11 +10,8 @@ from __future__ import annotations
 import codecs
 import os
 from collections.abc import Iterable
-from typing import Literal, Self, TypedDict
 
 from ._argon2 import DEFAULTS, argon2_hash_encoded, argon2_verify
-from ._batch import Executor, Progress, hash_many
-from ._extract_parameters import Parameters, extract_parameters
 from ._parameter_checks import (
     MIN_SALT_LEN,
     UINT32_MAX,
@@ -27,8 +24,27 @@ from ._parameter_checks import (
     integer,
     resolve_limits,
 )
+from ._thread_pool import Executor, Progress
 from .exceptions import InvalidHashError, ParameterError, ParameterTypeError
 from .hookspecs import Allocator
+
+# Hashing needs neither typing nor the modules of hash_many (_batch) and of the methods that
+# read hashes (_extract_parameters, whose Parameters is a dataclass: dataclasses is not imported
+# at start-up): those methods import them at first use.  The names of annotations exist at run
+# time (typing.get_type_hints, autodoc), Parameters excepted: hash_many's Executor and Progress
+# are _thread_pool's, which is light; Literal is _argon2's stand-in; Self is bound below.
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
+if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+    from typing import Literal, Self, TypedDict
+
+    from ._extract_parameters import Parameters
+
+    class _MemoryOptions(TypedDict):
+        allocator: str | Allocator | None
+        wipe: Wipe
+else:
+    from ._argon2 import Literal  # typing.Literal, imported when get_type_hints first needs it
 
 # argon2-cffi's names for the defaults: RFC 9106's second recommended option (its "low memory"
 # profile), which argon2-cffi has used since 21.2.0.
@@ -39,9 +55,13 @@ DEFAULT_HASH_LENGTH = DEFAULTS.hash_len
 DEFAULT_RANDOM_SALT_LENGTH = 16
 
 
-class _MemoryOptions(TypedDict):
-    allocator: str | Allocator | None
-    wipe: Wipe
+def _import_lock() -> AbstractContextManager[object]:
+    """The lock under which argonishche imports its modules at first use
+    (``argonishche._lazy_lock``: fork() waits for it, so that no child inherits a module half
+    made).  Read at each use: a forked child replaces it."""
+    import argonishche  # loaded already: this module is imported through it
+
+    return argonishche._lazy_lock
 
 
 def encode_password(password: Buffer | str, encoding: str) -> Buffer:
@@ -90,11 +110,9 @@ class PasswordHasher:
         self.limits = resolve_limits(limits)
         self.limits.check_own(memory_cost=memory_cost, time_cost=time_cost,
                               parallelism=parallelism, hash_len=hash_len, salt_len=salt_len)
-        p = self._params
-        self._parameters = Parameters(type=p.type, version=p.version, salt_len=salt_len,
-                                      hash_len=p.hash_len, time_cost=p.time_cost,
-                                      memory_cost=p.memory_cost, parallelism=p.parallelism)
-        self._memory = _MemoryOptions(allocator=allocator, wipe=wipe)
+        self._salt_len = salt_len
+        self._parameters_made: Parameters | None = None  # see _parameters
+        self._memory: _MemoryOptions = {"allocator": allocator, "wipe": wipe}
 
     @classmethod
     def from_parameters(cls, params: Parameters, *, allocator: str | Allocator | None = None,
@@ -102,6 +120,9 @@ class PasswordHasher:
         """A hasher of the class it is called on, making hashes with *params* (an
         ``argonishche.argon2_cffi.profiles`` entry, or what ``extract_parameters`` read); its
         version is ignored, as argon2-cffi does: new hashes are always version 0x13."""
+        with _import_lock():
+            from ._extract_parameters import Parameters
+
         if not isinstance(params, Parameters):
             raise ParameterTypeError(f"params must be argonishche.argon2_cffi.Parameters, not "
                                      f"{type(params).__name__}")
@@ -111,34 +132,50 @@ class PasswordHasher:
                    limits=limits)
 
     @property
+    def _parameters(self) -> Parameters:
+        """The hasher's parameters as ``extract_parameters`` reads a hash's (argon2-cffi's
+        attribute of this name), made at first use: hashing does not need them."""
+        parameters = self._parameters_made
+        if parameters is None:
+            with _import_lock():
+                from ._extract_parameters import Parameters
+
+            p = self._params
+            parameters = self._parameters_made = Parameters(
+                type=p.type, version=p.version, salt_len=self._salt_len, hash_len=p.hash_len,
+                time_cost=p.time_cost, memory_cost=p.memory_cost, parallelism=p.parallelism)
+        return parameters
+
+    @property
     def time_cost(self) -> int:
-        return self._parameters.time_cost
+        return self._params.time_cost
 
     @property
     def memory_cost(self) -> int:
-        return self._parameters.memory_cost
+        return self._params.memory_cost
 
     @property
     def parallelism(self) -> int:
-        return self._parameters.parallelism
+        return self._params.parallelism
 
     @property
     def hash_len(self) -> int:
-        return self._parameters.hash_len
+        return self._params.hash_len
 
     @property
     def salt_len(self) -> int:
-        return self._parameters.salt_len
+        return self._salt_len
 
     @property
     def type(self) -> Type:
-        return self._parameters.type
+        return self._params.type
 
     def __repr__(self) -> str:
-        p = self._parameters
+        p = self._params
         return (f"PasswordHasher(time_cost={p.time_cost}, memory_cost={p.memory_cost}, "
                 f"parallelism={p.parallelism}, hash_len={p.hash_len}, "
-                f"salt_len={p.salt_len}, encoding={self.encoding!r}, type={p.type.label!r})")
+                f"salt_len={self._salt_len}, encoding={self.encoding!r}, "
+                f"type={p.type.label!r})")
 
     def hash(self, password: Buffer | str, *, salt: Buffer | None = None) -> str:
         """A PHC string for *password* with a fresh random salt (or *salt*, at least 8 bytes:
@@ -146,7 +183,7 @@ class PasswordHasher:
         p = self._params
         return argon2_hash_encoded(
             encode_password(password, self.encoding),
-            os.urandom(self.salt_len) if salt is None else salt, type=p.type,
+            os.urandom(self._salt_len) if salt is None else salt, type=p.type,
             time_cost=p.time_cost, memory_cost=p.memory_cost, parallelism=p.parallelism,
             hash_len=p.hash_len, version=p.version, **self._memory)
 
@@ -154,12 +191,16 @@ class PasswordHasher:
                   workers: int | None = None, chunk_size: int | None = None,
                   progress: Progress | None = None) -> list[str]:
         """PHC strings for many passwords, as :func:`argonishche.hash_many` makes them."""
+        # argonishche.hash_many itself: imported at first use, under the package's lock for such
+        # imports (a child forked meanwhile does not inherit _batch half made).
+        from . import hash_many
+
         if not isinstance(passwords, (str, bytes, bytearray, memoryview)):  # hash_many refuses
             passwords = [encode_password(password, self.encoding) for password in passwords]
         p = self._params
         return hash_many(passwords, type=p.type, time_cost=p.time_cost,
                          memory_cost=p.memory_cost, parallelism=p.parallelism,
-                         hash_len=p.hash_len, version=p.version, salt_len=self.salt_len,
+                         hash_len=p.hash_len, version=p.version, salt_len=self._salt_len,
                          executor=executor, workers=workers, chunk_size=chunk_size,
                          progress=progress, **self._memory)
 
@@ -181,6 +222,9 @@ class PasswordHasher:
         longest = self.limits.max_encoded_len
         if longest is not None and isinstance(hash, (str, bytes)) and len(hash) > longest:
             return True
+        with _import_lock():
+            from ._extract_parameters import extract_parameters
+
         return extract_parameters(hash) != self._parameters
 
     async def hash_async(self, password: Buffer | str, *, salt: Buffer | None = None) -> str:
@@ -198,5 +242,8 @@ class PasswordHasher:
 
         return await run_blocking(self.verify, hash, password)
 
+
+if not TYPE_CHECKING:  # from_parameters' Self, for get_type_hints without importing typing
+    Self = PasswordHasher
 
 __all__ = ["PasswordHasher", "InvalidHashError"]

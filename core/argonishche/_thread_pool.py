@@ -9,22 +9,45 @@
   fork) and makes its own on first use, instead of queueing work for threads that are not there.
 * **Interpreter exit** waits for the calls running and queued (``concurrent.futures`` joins its
   threads); a call submitted once shutdown has begun raises ``RuntimeError``.
+
+``hash_many``'s :class:`Executor` and :data:`Progress` are defined here, not in ``_batch``:
+``PasswordHasher.hash_many``'s annotations name them, and importing ``PasswordHasher`` (and
+hashing with it) imports neither ``_batch`` nor :mod:`typing`.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
-    from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import Future, ThreadPoolExecutor
+    from typing import Any, Protocol, TypeAlias, TypeVar
+
+    T = TypeVar("T")
+else:  # Executor is a protocol for type checkers; at run time a plain class, typing not imported
+    Protocol = object
 
 #: The names of the pool's threads start with this.
 THREAD_NAME_PREFIX = "argonishche"
 
 _lock = threading.Lock()
 _pool: ThreadPoolExecutor | None = None
+
+
+class Executor(Protocol):
+    """What ``hash_many`` needs of its *executor*: a ``concurrent.futures.Executor``'s
+    ``submit`` (any executor has it).  A protocol rather than ``concurrent.futures.Executor``
+    itself, so that annotating with it does not import concurrent.futures (and logging) into
+    every process that imports argonishche."""
+
+    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]: ...
+
+
+#: ``progress=`` of ``hash_many``: called as ``progress(done, total)``; what it returns is ignored.
+Progress: TypeAlias = Callable[[int, int], object]
 
 
 def pool_size() -> int:

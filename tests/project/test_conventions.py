@@ -35,7 +35,13 @@ VERSION_SOURCES = {
 PUBLIC_MODULES = ("argonishche", "argonishche.hookspecs", "argonishche.build",
                   "argonishche.testing", "argonishche.vectors", "argonishche.exceptions")
 #: Known gaps, in a file another change is rewriting: remove an entry once it is annotated.
-KNOWN_UNANNOTATED: set[str] = set()
+KNOWN_UNANNOTATED: set[str] = {
+    # Parameters is a dataclass (argon2-cffi's): _password_hasher imports _extract_parameters
+    # at first use, so that the first hash imports no dataclasses; until Parameters is made
+    # without them, get_type_hints cannot resolve it here.
+    "argonishche._password_hasher.PasswordHasher.from_parameters: "
+    "name 'Parameters' is not defined",
+}
 
 
 def _pyproject(project: str) -> dict:
