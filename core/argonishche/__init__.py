@@ -7,12 +7,9 @@ See ``python -m argonishche info`` for what was found and chosen on this machine
 
 from __future__ import annotations
 
-import _thread
-import importlib
-import os
 
 # What every hash needs is imported now, in the importing thread; see _LAZY for the rest.
-from . import _registry
+from . import _lazy_import, _registry
 from ._argon2 import argon2_hash, argon2_hash_encoded, argon2_verify
 from ._core import lib as _lib
 from ._discovery import PluginInfo
@@ -58,33 +55,13 @@ KERNEL_ABI: int = _lib.ARGONISHCHE_KERNEL_ABI
 #: with argon2_hash does not pay for them.
 _LAZY = {"PasswordHasher": "._password_hasher", "hash_many": "._batch", "blake2b": "._blake2"}
 
-# A child forked while another thread is importing one of them would inherit that module half
-# made, with importlib's lock on it held by a thread the child does not have: its first use of
-# the name would hang.  fork() therefore waits for such an import to finish.  Lock order: this
-# lock, then the registry's (see _registry's docstring); only the import of argonishche's own
-# module runs under it, never the registry's start-up, plugin code or a warning.
-_lazy_lock = _thread.RLock()
-
-
-def _after_fork_in_child() -> None:
-    global _lazy_lock
-    _lazy_lock = _thread.RLock()  # the parent's was held (by the before-fork hook)
-
-
-if hasattr(os, "register_at_fork"):  # POSIX; Windows has no fork()
-    os.register_at_fork(before=lambda: _lazy_lock.acquire(),
-                        after_in_parent=lambda: _lazy_lock.release(),
-                        after_in_child=_after_fork_in_child)
-
-
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        with _lazy_lock:
-            value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        value = getattr(_lazy_import.module(_LAZY[name]), name)
         globals()[name] = value  # later lookups find it directly
         return value
     try:  # a submodule not imported yet, as `argonishche._thread_pool`
-        return importlib.import_module(f".{name}", __name__)
+        return _lazy_import.module(f".{name}")
     except ModuleNotFoundError as exc:
         if exc.name != f"{__name__}.{name}":
             raise

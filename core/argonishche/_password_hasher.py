@@ -11,6 +11,7 @@ import codecs
 import os
 from collections.abc import Iterable
 
+from . import _lazy_import
 from ._argon2 import DEFAULTS, argon2_hash_encoded, argon2_verify
 from ._parameter_checks import (
     MIN_SALT_LEN,
@@ -35,7 +36,6 @@ from .hookspecs import Allocator
 # are _thread_pool's, which is light; Literal is _argon2's stand-in; Self is bound below.
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
 if TYPE_CHECKING:
-    from contextlib import AbstractContextManager
     from typing import Literal, Self, TypedDict
 
     from ._extract_parameters import Parameters
@@ -53,15 +53,6 @@ DEFAULT_MEMORY_COST = DEFAULTS.memory_cost
 DEFAULT_PARALLELISM = DEFAULTS.parallelism
 DEFAULT_HASH_LENGTH = DEFAULTS.hash_len
 DEFAULT_RANDOM_SALT_LENGTH = 16
-
-
-def _import_lock() -> AbstractContextManager[object]:
-    """The lock under which argonishche imports its modules at first use
-    (``argonishche._lazy_lock``: fork() waits for it, so that no child inherits a module half
-    made).  Read at each use: a forked child replaces it."""
-    import argonishche  # loaded already: this module is imported through it
-
-    return argonishche._lazy_lock
 
 
 def encode_password(password: Buffer | str, encoding: str) -> Buffer:
@@ -120,10 +111,7 @@ class PasswordHasher:
         """A hasher of the class it is called on, making hashes with *params* (an
         ``argonishche.argon2_cffi.profiles`` entry, or what ``extract_parameters`` read); its
         version is ignored, as argon2-cffi does: new hashes are always version 0x13."""
-        with _import_lock():
-            from ._extract_parameters import Parameters
-
-        if not isinstance(params, Parameters):
+        if not isinstance(params, _lazy_import.module("._extract_parameters").Parameters):
             raise ParameterTypeError(f"params must be argonishche.argon2_cffi.Parameters, not "
                                      f"{type(params).__name__}")
         return cls(time_cost=params.time_cost, memory_cost=params.memory_cost,
@@ -137,11 +125,9 @@ class PasswordHasher:
         attribute of this name), made at first use: hashing does not need them."""
         parameters = self._parameters_made
         if parameters is None:
-            with _import_lock():
-                from ._extract_parameters import Parameters
-
             p = self._params
-            parameters = self._parameters_made = Parameters(
+            made = _lazy_import.module("._extract_parameters").Parameters
+            parameters = self._parameters_made = made(
                 type=p.type, version=p.version, salt_len=self._salt_len, hash_len=p.hash_len,
                 time_cost=p.time_cost, memory_cost=p.memory_cost, parallelism=p.parallelism)
         return parameters
@@ -191,18 +177,16 @@ class PasswordHasher:
                   workers: int | None = None, chunk_size: int | None = None,
                   progress: Progress | None = None) -> list[str]:
         """PHC strings for many passwords, as :func:`argonishche.hash_many` makes them."""
-        # argonishche.hash_many itself: imported at first use, under the package's lock for such
-        # imports (a child forked meanwhile does not inherit _batch half made).
-        from . import hash_many
-
+        hash_many = _lazy_import.module("._batch").hash_many  # imported at first use
         if not isinstance(passwords, (str, bytes, bytearray, memoryview)):  # hash_many refuses
             passwords = [encode_password(password, self.encoding) for password in passwords]
         p = self._params
-        return hash_many(passwords, type=p.type, time_cost=p.time_cost,
-                         memory_cost=p.memory_cost, parallelism=p.parallelism,
-                         hash_len=p.hash_len, version=p.version, salt_len=self._salt_len,
-                         executor=executor, workers=workers, chunk_size=chunk_size,
-                         progress=progress, **self._memory)
+        encoded: list[str] = hash_many(
+            passwords, type=p.type, time_cost=p.time_cost, memory_cost=p.memory_cost,
+            parallelism=p.parallelism, hash_len=p.hash_len, version=p.version,
+            salt_len=self._salt_len, executor=executor, workers=workers, chunk_size=chunk_size,
+            progress=progress, **self._memory)
+        return encoded
 
     def verify(self, hash: str | bytes,  # noqa: A002 - argon2-cffi's parameter name
                password: Buffer | str) -> Literal[True]:
@@ -222,10 +206,8 @@ class PasswordHasher:
         longest = self.limits.max_encoded_len
         if longest is not None and isinstance(hash, (str, bytes)) and len(hash) > longest:
             return True
-        with _import_lock():
-            from ._extract_parameters import extract_parameters
-
-        return extract_parameters(hash) != self._parameters
+        read = _lazy_import.module("._extract_parameters").extract_parameters(hash)
+        return bool(read != self._parameters)
 
     async def hash_async(self, password: Buffer | str, *, salt: Buffer | None = None) -> str:
         """:meth:`hash` on the shared hashing thread pool, without blocking the event loop."""

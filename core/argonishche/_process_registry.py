@@ -5,10 +5,9 @@ this module keeps the process's instance, the locks around its build, and what f
 
 The lock order (the one place it is written down; docs/threads.md says it for users):
 
-- ``fork()`` waits for two locks, in this order (the before-fork hooks run in reverse order of
-  registration, and the package's ``__init__`` registers after this module): the lazy-name lock
-  (``argonishche._lazy_lock``), then this module's ``_lock``.  Code may take ``_lazy_lock`` and
-  then ``_lock``, never the reverse.
+- ``fork()`` waits for two locks, in this order (both taken by this module's one before-fork
+  hook): the lock of argonishche's imports at first use (``argonishche._lazy_import.lock``),
+  then this module's ``_lock``.  Code may take the first and then ``_lock``, never the reverse.
 - Under either, only argonishche's own code runs: parsing the settings, registering and checking
   the built-in backends, the selection and its push to the C blake2b type (:func:`publish`), a
   lazy import of one of argonishche's modules.  Never a
@@ -37,7 +36,7 @@ import contextlib
 import os
 from collections.abc import Callable, Iterator
 
-from . import _settings, _warn, _work_memory
+from . import _lazy_import, _settings, _warn, _work_memory
 from ._discovery import PluginCode
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing
@@ -98,18 +97,22 @@ def _refusing(reason: str) -> PluginCode:
 def _before_fork() -> None:
     # fork() waits while argonishche's own start-up code runs (a child forked then would inherit
     # the builder's locks, ours and importlib's lock of a built-in kernel module it was
-    # importing), never while plugin code runs (which may wait for another fork hook's lock).
+    # importing), never while plugin code runs (which may wait for another fork hook's lock);
+    # nor while one of argonishche's modules is imported at first use.  The lock order.
+    _lazy_import.lock.acquire()
     _lock.acquire()
 
 
 def _after_fork_in_parent() -> None:
     _lock.release()
+    _lazy_import.lock.release()
 
 
 def _after_fork_in_child() -> None:
     global _lock, _builder, _build_finished, _provisional, _instance, _plugins_refused
     global _deferred_lock
     me = _thread.get_ident()
+    _lazy_import.renew_in_child()
     _lock = _thread.RLock()  # the parent's was held (by _before_fork) as the child was made
     _deferred_lock = _thread.RLock()
     _build_finished = _thread.allocate_lock()

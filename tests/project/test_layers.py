@@ -16,7 +16,8 @@ PACKAGE = pathlib.Path(argonishche.__file__).parent
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("_version", "exceptions", "_features", "build", "vectors", "_core", "_warn", "_thread_pool",
-     "_async", "_blake2b_type", "_wording", "_trust", "_named_tuple", "_record"),
+     "_async", "_blake2b_type", "_wording", "_trust", "_named_tuple", "_record",
+     "_lazy_import"),
     ("_settings", "_memory_limits", "hookspecs", "_entry_points", "_parameter_checks", "_phc",
      "_hash_call", "_extract_parameters", "_backend_declarations", "_work_memory"),
     ("_trust.cpu_gate", "_trust.kernel_table", "_trust.record_store",

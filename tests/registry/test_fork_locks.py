@@ -24,7 +24,7 @@ TIMEOUT = 30
 PRELUDE = """
 import os, signal, sys, threading, time, warnings
 import argonishche
-from argonishche import _process_registry, _registry
+from argonishche import _lazy_import, _process_registry, _registry
 warnings.simplefilter("ignore", DeprecationWarning)  # 3.12+: fork() with threads running
 
 def tag():
@@ -205,7 +205,7 @@ def test_warnings_of_the_build_are_given_with_no_lock_held(tmp_path):
         def showwarning(message, *args, **kwargs):
             def probe():
                 free = []
-                for lock in (argonishche._lazy_lock, _process_registry._lock):
+                for lock in (_lazy_import.lock, _process_registry._lock):
                     free.append(lock.acquire(timeout=2))
                     if free[-1]:
                         lock.release()
