@@ -3,8 +3,9 @@ importing :mod:`dataclasses` at run time.
 
 :mod:`dataclasses` imports :mod:`inspect`, which imports :mod:`ast`, :mod:`dis`,
 :mod:`tokenize` and :mod:`re`: the largest single cost of ``import argonishche`` and of a
-process's first hash (docs/benchmarks.md, "Start-up"), for five small classes built at start-up
-(``Backend``, ``PluginInfo``, ``BackendInfo``, ``Argon2Params``, ``Limits``).
+process's first hash (docs/benchmarks.md, "Start-up: what a new process pays"), for five small
+classes built at start-up (``Backend``, ``PluginInfo``, ``BackendInfo``, ``Argon2Params``,
+``Limits``).
 
 :func:`record` makes the same class a frozen dataclass would: ``__init__`` with the fields in
 annotation order, their defaults and :func:`field` factories, then ``__post_init__``;
