@@ -335,7 +335,8 @@ class Registry:
 
 
 def _finished() -> Registry | None:
-    """The process registry once its build is done (:func:`._process_registry.finished`)."""
+    """The process registry once its build is done
+    (:func:`argonishche._process_registry.finished`)."""
     finished: Registry | None = _process_registry.finished()
     return finished
 
