@@ -109,13 +109,17 @@ for _ in range(10 * SCALE):
     for name in LAZY_MODULES:
         sys.modules.pop(name, None)
     vars(argonishche).pop("PasswordHasher", None)
-    threading.Thread(target=lambda: argonishche.PasswordHasher, daemon=True).start()
+    # PasswordHasher's import, then _extract_parameters' (imported by _parameters at first use)
+    threading.Thread(target=lambda: argonishche.PasswordHasher(**COSTS)._parameters,
+                     daemon=True).start()
     time.sleep(random.random() * 0.004)
     pid = os.fork()
     if pid == 0:
         signal.alarm(20)
         hasher = argonishche.PasswordHasher(**COSTS)
-        os._exit(0 if hasher.verify(hasher.hash("pw"), "pw") else 1)
+        encoded = hasher.hash("pw")
+        os._exit(0 if hasher.verify(encoded, "pw") and not hasher.check_needs_rehash(encoded)
+                 else 1)
     outcomes.append(wait_child(pid))
 print(" ".join(sorted(set(outcomes))), len(outcomes))
 """,
