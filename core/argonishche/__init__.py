@@ -7,7 +7,6 @@ See ``python -m argonishche info`` for what was found and chosen on this machine
 
 from __future__ import annotations
 
-
 # What every hash needs is imported now, in the importing thread; see _LAZY for the rest.
 from . import _lazy_import, _registry
 from ._argon2 import argon2_hash, argon2_hash_encoded, argon2_verify
