@@ -122,7 +122,6 @@ def _make_init(cls: type, source: str, scope: dict[str, object]) -> Any:
     return made["_make"](**scope)
 
 
-
 @dataclass_transform(frozen_default=True, field_specifiers=(field,))
 def record(cls: type[_T]) -> type[_T]:
     """Make *cls* a frozen record of its annotated fields (see the module docstring)."""
@@ -150,11 +149,6 @@ def record(cls: type[_T]) -> type[_T]:
                              (_FIELDS, names)):
         setattr(cls, attribute, value)
     return cls
-
-
-def is_record(obj: object) -> bool:
-    """Whether *obj* is a record class or an instance of one."""
-    return hasattr(obj, _FIELDS)
 
 
 def fields(obj: object) -> tuple[str, ...]:

@@ -34,7 +34,7 @@ VERSION_SOURCES = {
 #: Modules whose public names (all of them, or ``__all__``) must be annotated.
 PUBLIC_MODULES = ("argonishche", "argonishche.hookspecs", "argonishche.build",
                   "argonishche.testing", "argonishche.vectors", "argonishche.exceptions")
-#: Known gaps, in a file another change is rewriting: remove an entry once it is annotated.
+#: Known gaps, each with its reason: remove an entry once its hints resolve.
 KNOWN_UNANNOTATED: set[str] = {
     # Parameters is a dataclass (argon2-cffi's): _password_hasher imports _extract_parameters
     # at first use, so that the first hash imports no dataclasses; until Parameters is made

@@ -32,7 +32,7 @@ def samples(monkeypatch):
     return made
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")  # its directory leaves sys.path with the module's tests
 def wrong_kernels(tmp_path_factory):
     """A real compiled backend named ``wrong``, built with the plugin authors' helper, whose G
     has one rotation off: it fails the start-up self-test (the vetting tests, and the plugin
