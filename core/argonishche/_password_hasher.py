@@ -206,8 +206,11 @@ class PasswordHasher:
         longest = self.limits.max_encoded_len
         if longest is not None and isinstance(hash, (str, bytes)) and len(hash) > longest:
             return True
-        read = _lazy_import.module("._extract_parameters").extract_parameters(hash)
-        return bool(read != self._parameters)
+        # Compared as tuples in Parameters' field order: no Parameters is made for the hash.
+        read = _lazy_import.module("._extract_parameters").parameter_fields(hash)
+        own = self._parameters
+        return bool(read != (own.type, own.version, own.salt_len, own.hash_len, own.time_cost,
+                             own.memory_cost, own.parallelism))
 
     async def hash_async(self, password: Buffer | str, *, salt: Buffer | None = None) -> str:
         """:meth:`hash` on the shared hashing thread pool, without blocking the event loop."""

@@ -69,9 +69,10 @@ int argonishche_blake2b_init_tree(argonishche_blake2b_state *state, const void *
 ARGONISHCHE_API
 void argonishche_blake2b_update(argonishche_blake2b_state *state, const uint8_t *data,
                                 size_t len);
-/* Writes state->digest_size bytes; leaves the state untouched so hashing can continue. */
+/* Writes state->digest_size bytes.  Hashing can continue: h, t and the buffered bytes are left
+ * as they were; only buf past buflen, which nothing reads, is zeroed. */
 ARGONISHCHE_API
-void argonishche_blake2b_final(const argonishche_blake2b_state *state, uint8_t *out);
+void argonishche_blake2b_final(argonishche_blake2b_state *state, uint8_t *out);
 
 /* Unkeyed init + update + final with the state on the stack: all of hashlib-style
  * blake2b(data).digest() in one C call, for short messages where calls dominate. */

@@ -52,7 +52,7 @@ typedef int (*init_fn)(argonishche_blake2b_state *, const void *, size_t, const 
                        size_t, const uint8_t *, size_t, const uint8_t *, size_t,
                        const argonishche_blake2b_tree *);
 typedef void (*update_fn)(argonishche_blake2b_state *, const uint8_t *, size_t);
-typedef void (*final_fn)(const argonishche_blake2b_state *, uint8_t *);
+typedef void (*final_fn)(argonishche_blake2b_state *, uint8_t *);
 typedef void (*wipe_fn)(void *, size_t);
 
 /* The core's functions, handed over by connect(): the same addresses in every interpreter (the
