@@ -39,7 +39,11 @@ def test_a_module_dropped_from_sys_modules_is_imported_again(monkeypatch):
     name = "argonishche._extract_parameters"
     first = _lazy_import.module("._extract_parameters")
     assert sys.modules[name] is first
-    monkeypatch.delitem(sys.modules, name)  # put back when the test ends
+    # Each put back when the test ends: the import below replaces all three, and a second
+    # _extract_parameters (with its own Parameters class) must not outlive the test.
+    monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setattr(argonishche, "_extract_parameters", first)
+    monkeypatch.setitem(_lazy_import._imported, "._extract_parameters", first)
     again = _lazy_import.module("._extract_parameters")
     assert again is not first, "a module no longer in sys.modules was handed out"
     assert sys.modules[name] is again
